@@ -1,0 +1,1 @@
+"""Prefect flows, one per workflow. Flows are plain functions composed of nodes."""

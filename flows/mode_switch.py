@@ -1,0 +1,36 @@
+"""Mode-switch flow (seed 001 §4.1): the menu, and the press that picks a branch."""
+
+from __future__ import annotations
+
+from prefect import flow
+
+from flows import texts
+from grove.messages import IncomingUpdate, Reply
+from nodes.telegram_reply import answer_callback, send_reply
+from nodes.user_state import MODES, set_user_mode
+
+
+def menu(chat_id: int, text: str = texts.MODE_MENU) -> Reply:
+    return Reply(chat_id=chat_id, text=text, buttons=texts.MODE_BUTTONS)
+
+
+@flow(name="mode-switch", flow_run_name="mode-switch-user{update.user_id}")
+def mode_switch(update: IncomingUpdate) -> list[Reply]:
+    """/start shows the menu; a press on «Чат» / «База» stores the mode and confirms it."""
+    if update.callback_data is None:
+        reply = menu(update.chat_id)
+        send_reply(update.origin, reply)
+        return [reply]
+
+    choice = update.callback_data
+    if choice not in MODES:
+        answer_callback(update.origin, update.callback_id, texts.UNKNOWN_BUTTON_TOAST)
+        reply = menu(update.chat_id, texts.UNKNOWN_BUTTON)
+        send_reply(update.origin, reply)
+        return [reply]
+
+    set_user_mode(update.user_id, update.chat_id, choice)
+    answer_callback(update.origin, update.callback_id, texts.MODE_TOAST[choice])
+    reply = Reply(chat_id=update.chat_id, text=texts.MODE_CONFIRMED[choice])
+    send_reply(update.origin, reply)
+    return [reply]

@@ -1,0 +1,98 @@
+"""The `grove` command line."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from grove.settings import get_settings
+
+
+def _cmd_up(args: argparse.Namespace) -> int:
+    from grove.runtime import up
+
+    return up(console=args.console)
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from grove.serve import serve_flows
+
+    serve_flows()
+    return 0
+
+
+def _cmd_console(args: argparse.Namespace) -> int:
+    """Console against an already running store/Prefect (DATABASE_URL, PREFECT_API_URL)."""
+    from grove.console import run_console
+    from grove.db import prepare_database
+
+    prepare_database()
+    run_console(get_settings())
+    return 0
+
+
+def _embedded():
+    from grove.postgres_server import EmbeddedPostgres
+
+    settings = get_settings()
+    return EmbeddedPostgres(
+        root=settings.pg_data_dir, port=settings.pg_port, system_user=settings.pg_system_user
+    )
+
+
+def _cmd_db(args: argparse.Namespace) -> int:
+    from grove.db import apply_migrations, check_embedding_dim, redact
+
+    settings = get_settings()
+    if args.action == "start":
+        url = _embedded().start()
+        print(url if args.show_url else redact(url))
+    elif args.action == "stop":
+        _embedded().stop()
+    elif args.action == "status":
+        print("running" if _embedded().is_running() else "stopped")
+    elif args.action == "url":
+        print(settings.database_url or _embedded().url)
+    elif args.action == "migrate":
+        url = settings.database_url or _embedded().start()
+        applied = apply_migrations(url)
+        check_embedding_dim(url, settings.embedding_dim)
+        print(f"applied: {', '.join(applied) or 'nothing (up to date)'}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="grove", description="Telegram knowledge-base assistant")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("up", help="start Postgres, Prefect, the served flows and the bot")
+    p.add_argument("--console", action="store_true", help="local console even if a bot token is set")
+    p.set_defaults(func=_cmd_up)
+
+    p = sub.add_parser("serve", help="serve the flows as deployments (needs PREFECT_API_URL)")
+    p.set_defaults(func=_cmd_serve)
+
+    p = sub.add_parser("console", help="talk to the flows from the terminal")
+    p.set_defaults(func=_cmd_console)
+
+    p = sub.add_parser("db", help="the embedded Postgres and migrations")
+    p.add_argument("action", choices=["start", "stop", "status", "url", "migrate"])
+    p.add_argument("--show-url", action="store_true", help="print the URL with its password")
+    p.set_defaults(func=_cmd_db)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    level = logging.DEBUG if args.verbose else logging.WARNING
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # Prefect prints run logs with its own handler; the root handler must not repeat them.
+    for handler in logging.getLogger().handlers:
+        handler.setLevel(level)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""The local console: talk to the flows as a Telegram user would, without Telegram.
+
+Type a message and press Enter; to press a button shown under the last reply,
+type its label (e.g. `Чат`). Commands work as in Telegram (`/start`).
+Ctrl-D or Ctrl-C leaves.
+"""
+
+from __future__ import annotations
+
+from grove.dispatch import flow_runner
+from grove.messages import IncomingUpdate, Reply
+from grove.settings import Settings
+
+
+def _press(label: str, replies: list[Reply]) -> str | None:
+    """Callback data of the button called `label` under the most recent keyboard."""
+    for reply in reversed(replies):
+        if reply.buttons:
+            for row in reply.buttons:
+                for button in row:
+                    if button.label.casefold() == label.strip().casefold():
+                        return button.data
+            return None
+    return None
+
+
+def to_update(line: str, user_id: int, last_replies: list[Reply]) -> IncomingUpdate:
+    data = _press(line, last_replies)
+    if data is not None:
+        return IncomingUpdate(origin="console", user_id=user_id, chat_id=user_id, callback_data=data)
+    if line.startswith("/"):
+        head, _, args = line[1:].partition(" ")
+        return IncomingUpdate(origin="console", user_id=user_id, chat_id=user_id,
+                              command=head.lower(), command_args=args.strip(),
+                              text=args.strip() or None)
+    return IncomingUpdate(origin="console", user_id=user_id, chat_id=user_id, text=line)
+
+
+def run_console(settings: Settings) -> None:
+    handle_update = flow_runner()
+    user_id = settings.console_user_id
+    print(f"Console as user {user_id}. Type /start; press a button by typing its label; "
+          "Ctrl-D to quit.")
+    replies: list[Reply] = []
+    while True:
+        try:
+            line = input("\nвы> ").strip()
+        except EOFError:
+            print()
+            return
+        if not line:
+            continue
+        try:
+            replies = handle_update(to_update(line, user_id, replies)) or replies
+        except Exception as exc:  # noqa: BLE001 - the run shows the traceback; keep the console alive
+            print(f"(the flow failed: {exc}; see its run in the Prefect UI)")

@@ -1,0 +1,223 @@
+"""Postgres access: one connection pool per process, migrations, start-up checks.
+
+The store is plain Postgres + pgvector spoken to with psycopg 3. (The `supabase`
+Python client talks to PostgREST, which a Supabase project has but a bare
+Postgres does not; SQL works against both.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from grove.settings import PROJECT_ROOT, Settings, get_settings
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS_DIR = PROJECT_ROOT / "supabase" / "migrations"
+# Tables whose `embedding` column must match settings.embedding_dim.
+EMBEDDING_TABLES = ("document_chunks", "knowledge_base")
+
+
+class StoreUnavailable(RuntimeError):
+    """Postgres cannot be reached; callers turn this into a clear user-facing message."""
+
+
+class SchemaMismatch(RuntimeError):
+    """The database was built for another embedding width than the settings name."""
+
+
+def _configure(conn: psycopg.Connection) -> None:
+    # Vector columns come back as numpy arrays; the type exists once migrations ran.
+    try:
+        register_vector(conn)
+    except psycopg.ProgrammingError:
+        pass  # extension not created yet (first connection before migrations)
+    conn.commit()
+
+
+_pool: ConnectionPool | None = None
+_pool_url: str | None = None
+_pool_lock = threading.Lock()
+
+
+def database_url(settings: Settings | None = None) -> str:
+    settings = settings or get_settings()
+    if not settings.database_url:
+        raise StoreUnavailable(
+            "DATABASE_URL is not set and no embedded Postgres is running: start one with `grove up` "
+            "or `grove db start`."
+        )
+    return settings.database_url
+
+
+def get_pool(settings: Settings | None = None) -> ConnectionPool:
+    """The process-wide pool for the configured database (re-created if the URL changed)."""
+    global _pool, _pool_url
+    url = database_url(settings)
+    settings = settings or get_settings()
+    with _pool_lock:
+        if _pool is None or _pool_url != url:
+            if _pool is not None:
+                _pool.close()
+            _pool = ConnectionPool(
+                url,
+                min_size=settings.db_pool_min,
+                max_size=settings.db_pool_max,
+                kwargs={"row_factory": dict_row, "autocommit": False},
+                configure=_configure,
+                open=True,
+                timeout=10,
+            )
+            _pool_url = url
+        return _pool
+
+
+def close_pool() -> None:
+    global _pool, _pool_url
+    with _pool_lock:
+        if _pool is not None:
+            _pool.close()
+        _pool, _pool_url = None, None
+
+
+@contextmanager
+def transaction(settings: Settings | None = None) -> Iterator[psycopg.Connection]:
+    """A pooled connection inside one transaction: committed on success, rolled back on error."""
+    try:
+        pool = get_pool(settings)
+        with pool.connection() as conn:
+            yield conn
+    except (psycopg.OperationalError, psycopg.errors.ConnectionTimeout) as exc:
+        raise StoreUnavailable(f"Postgres is unavailable: {exc}") from exc
+    except Exception as exc:
+        if type(exc).__name__ == "PoolTimeout":
+            raise StoreUnavailable(f"Postgres is unavailable: {exc}") from exc
+        raise
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: str
+    name: str
+    path: Path
+
+    @property
+    def sql(self) -> str:
+        return self.path.read_text(encoding="utf-8")
+
+    @property
+    def checksum(self) -> str:
+        return hashlib.sha256(self.path.read_bytes()).hexdigest()
+
+
+def list_migrations(directory: Path = MIGRATIONS_DIR) -> list[Migration]:
+    """Migrations in the Supabase CLI layout: `<version>_<name>.sql`, applied in version order."""
+    found = []
+    for path in sorted(directory.glob("*.sql")):
+        version, _, name = path.stem.partition("_")
+        if not version.isdigit():
+            raise ValueError(f"migration file {path.name} does not start with a numeric version")
+        found.append(Migration(version=version, name=name, path=path))
+    return found
+
+
+# Same bookkeeping table the Supabase CLI uses, so `supabase db push` and grove agree.
+_BOOKKEEPING = """
+create schema if not exists supabase_migrations;
+create table if not exists supabase_migrations.schema_migrations (
+    version    text primary key,
+    statements text[],
+    name       text
+);
+"""
+
+
+def apply_migrations(url: str, directory: Path = MIGRATIONS_DIR) -> list[str]:
+    """Apply pending migrations, each in its own transaction; returns the versions applied.
+
+    An advisory lock makes concurrent starters (several workers) wait instead of racing.
+    """
+    applied: list[str] = []
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("select pg_advisory_lock(hashtextextended('grove.migrations', 0))")
+        try:
+            conn.execute(_BOOKKEEPING)
+            done = {
+                row[0]
+                for row in conn.execute("select version from supabase_migrations.schema_migrations")
+            }
+            for migration in list_migrations(directory):
+                if migration.version in done:
+                    continue
+                with conn.transaction():
+                    conn.execute(migration.sql)
+                    conn.execute(
+                        "insert into supabase_migrations.schema_migrations (version, statements, name)"
+                        " values (%s, %s, %s)",
+                        (migration.version, [migration.sql], migration.name),
+                    )
+                log.info("applied migration %s_%s", migration.version, migration.name)
+                applied.append(migration.version)
+        finally:
+            conn.execute("select pg_advisory_unlock(hashtextextended('grove.migrations', 0))")
+    return applied
+
+
+def check_embedding_dim(url: str, expected: int) -> None:
+    """Fail clearly when the database's vector columns differ from settings.embedding_dim."""
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            """
+            select c.relname, a.atttypmod
+              from pg_attribute a join pg_class c on c.oid = a.attrelid
+             where c.relname = any(%s) and a.attname = 'embedding' and not a.attisdropped
+               and c.relnamespace = 'public'::regnamespace
+            """,
+            (list(EMBEDDING_TABLES),),
+        ).fetchall()
+    found = {name: dim for name, dim in rows}
+    missing = [t for t in EMBEDDING_TABLES if t not in found]
+    if missing:
+        raise SchemaMismatch(f"tables {missing} have no embedding column: were migrations applied?")
+    wrong = {t: d for t, d in found.items() if d != expected}
+    if wrong:
+        detail = ", ".join(f"{t}.embedding is vector({d})" for t, d in sorted(wrong.items()))
+        raise SchemaMismatch(
+            f"embedding width mismatch: settings say {expected} (GROVE_EMBEDDING_DIM) but {detail}. "
+            "Use an embedding model of that width, or add a migration that changes the columns "
+            "(and re-embeds the stored rows)."
+        )
+
+
+def prepare_database(settings: Settings | None = None) -> list[str]:
+    """Migrate and check the configured database; the one call every entry point makes."""
+    settings = settings or get_settings()
+    url = database_url(settings)
+    try:
+        applied = apply_migrations(url)
+        check_embedding_dim(url, settings.embedding_dim)
+    except psycopg.OperationalError as exc:
+        raise StoreUnavailable(f"cannot reach Postgres at {redact(url)}: {exc}") from exc
+    return applied
+
+
+def redact(url: str) -> str:
+    """A URL fit for logs: the password replaced by ***."""
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "<unparseable url>"
+    if info.get("password"):
+        info["password"] = "***"
+    return psycopg.conninfo.make_conninfo(**info)

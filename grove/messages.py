@@ -1,0 +1,66 @@
+"""The channel-neutral shapes that flow between the bot, the console and the flows.
+
+Flows never see python-telegram-bot objects: an update arrives as an
+`IncomingUpdate` (serialisable, so it is a readable flow-run parameter in the
+Prefect UI and can cross to a worker on another machine) and leaves as `Reply`s.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Origin = Literal["telegram", "console"]
+AttachmentKind = Literal["document", "voice", "audio", "video", "video_note", "photo"]
+
+
+class Button(BaseModel):
+    label: str
+    data: str
+
+
+class Attachment(BaseModel):
+    kind: AttachmentKind
+    file_id: str
+    file_unique_id: str | None = None
+    file_name: str | None = None
+    mime_type: str | None = None
+    file_size: int | None = None
+    duration: int | None = None
+
+
+class IncomingUpdate(BaseModel):
+    """One thing a user did: a message (text, command, files) or a button press."""
+
+    origin: Origin = "telegram"
+    update_id: int | None = None
+    user_id: int
+    chat_id: int
+    username: str | None = None
+    text: str | None = None
+    command: str | None = Field(default=None, description="'start' for /start, without slash")
+    command_args: str = ""
+    callback_data: str | None = None
+    callback_id: str | None = None
+    message_id: int | None = None
+    attachments: list[Attachment] = Field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        if self.callback_data is not None:
+            return "button"
+        if self.command:
+            return f"cmd-{self.command}"
+        if self.attachments:
+            return self.attachments[0].kind
+        return "text"
+
+
+class Reply(BaseModel):
+    """A message for the user; `buttons` are rows of inline buttons."""
+
+    chat_id: int
+    text: str
+    buttons: list[list[Button]] = Field(default_factory=list)
+    parse_mode: Literal["HTML", "MarkdownV2"] | None = None

@@ -1,0 +1,159 @@
+"""One settings object for the whole service.
+
+Every knob lives here and is read from the environment (or a `.env` file in the
+working directory). Secrets such as the bot token or an LLM key are only ever
+taken from the environment, never from files in the repository.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class Settings(BaseSettings):
+    """Configuration of grove; each field maps to the env var `GROVE_<NAME>` unless aliased."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="GROVE_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
+    )
+
+    # --- where things live -------------------------------------------------
+    data_dir: Path = Field(
+        default=PROJECT_ROOT / ".grove",
+        description="Project data: embedded Postgres cluster, Prefect home, models, caches.",
+    )
+
+    # --- Postgres ----------------------------------------------------------
+    database_url: str | None = Field(
+        default=None,
+        alias="DATABASE_URL",
+        description="Any Postgres >= 15 with pgvector (Supabase included). Unset: embedded Postgres.",
+    )
+    pg_port: int = Field(default=54329, description="Port of the embedded Postgres on 127.0.0.1.")
+    pg_system_user: str = Field(
+        default="grove-postgres",
+        description="Unprivileged system user that runs the embedded server when started as root.",
+    )
+    db_pool_min: int = 1
+    db_pool_max: int = 10
+    embedding_dim: int = Field(
+        default=768,
+        description="Vector width of every embedding column; checked against the database at start.",
+    )
+
+    # --- Prefect -----------------------------------------------------------
+    prefect_api_url: str | None = Field(
+        default=None,
+        alias="PREFECT_API_URL",
+        description="An existing Prefect server. Unset: `grove up` starts one on prefect_port.",
+    )
+    prefect_port: int = 4200
+    prefect_start_timeout: float = 90.0
+    dispatch: Literal["inline", "deployment"] = Field(
+        default="inline",
+        description=(
+            "inline: the bot runs each flow in its own process (a named flow run on the server). "
+            "deployment: the bot submits runs to the served deployments / work pool (scale-out)."
+        ),
+    )
+
+    # --- Telegram ----------------------------------------------------------
+    telegram_bot_token: SecretStr | None = Field(default=None, alias="TELEGRAM_BOT_TOKEN")
+    telegram_api_url: str = Field(
+        default="https://api.telegram.org",
+        description="Bot API server; tests point this at a local stand-in.",
+    )
+    telegram_webhook_url: str | None = Field(
+        default=None, description="Public https URL; when set the bot uses a webhook, not polling."
+    )
+    telegram_webhook_listen: str = "127.0.0.1"
+    telegram_webhook_port: int = 8443
+    telegram_poll_timeout: int = 30
+    console_user_id: int = Field(
+        default=1, description="Telegram-like user id the local console speaks as."
+    )
+    admin_ids: list[int] = Field(
+        default_factory=list, description="Telegram user ids allowed to moderate answers."
+    )
+
+    # --- models (folder names under models_dir, local paths, or hub ids) ----
+    embedding_model: str = Field(
+        default="embeddinggemma-300m",
+        description="Sentence-transformers model; its token embeddings make late chunking exact.",
+    )
+    embedding_query_prompt: str = "task: search result | query: "
+    embedding_document_prompt: str = "title: none | text: "
+    embedding_max_tokens: int = 2048
+    embedding_batch_size: int = 8
+    embedding_dtype: Literal["float32", "bfloat16"] = "bfloat16"
+    whisper_model: str = "whisper-base-ct2"
+    whisper_compute_type: str = "int8"
+    whisper_beam_size: int = 1
+    cpu_threads: int = 2
+
+    # --- ingestion -----------------------------------------------------------
+    chunking: Literal["late", "naive"] = "late"
+    chunk_target_chars: int = 1000
+    chunk_overlap_chars: int = 200
+    late_window_tokens: int = Field(default=2048, description="Macro window for long late chunking.")
+    late_window_overlap_tokens: int = 256
+    max_file_bytes: int = Field(default=20 * 1024 * 1024, description="Telegram getFile limit is 20 MB.")
+    max_download_bytes: int = 10 * 1024 * 1024
+    fetch_timeout: float = 20.0
+    allow_loopback_urls: bool = Field(default=False, description="Tests serve pages on 127.0.0.1.")
+    max_media_seconds: float = 3 * 3600
+
+    @field_validator("database_url", "prefect_api_url", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        return None if value == "" else value
+
+    @property
+    def pg_data_dir(self) -> Path:
+        return self.data_dir / "postgres"
+
+    @property
+    def prefect_home(self) -> Path:
+        return self.data_dir / "prefect"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.data_dir / "models"
+
+    def model_path(self, name: str) -> str:
+        """A model named in settings: a folder under models_dir, a local path, or a hub id.
+
+        Hub ids only load with internet access; the shipped defaults are folders
+        assembled by `make models` (see README, "Models").
+        """
+        bundled = self.models_dir / name
+        if bundled.exists():
+            return str(bundled)
+        if Path(name).expanduser().exists():
+            return str(Path(name).expanduser())
+        return name
+
+    @property
+    def bot_token(self) -> str | None:
+        return self.telegram_bot_token.get_secret_value() if self.telegram_bot_token else None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read once; `reset_settings()` re-reads (tests, `grove up`)."""
+    return Settings()
+
+
+def reset_settings() -> None:
+    get_settings.cache_clear()

@@ -1,0 +1,99 @@
+"""Shared test infrastructure: a real embedded Postgres and a real Prefect server.
+
+Prefect reads PREFECT_API_URL when it is first imported (at collection), so the
+address is fixed in `pytest_configure`; the server itself starts lazily, once,
+for the tests that run flows or tasks.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import socket
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from grove.settings import reset_settings
+
+_ROOT = Path(tempfile.mkdtemp(prefix="grove-tests-"))
+_ROOT.chmod(0o755)  # the unprivileged Postgres user must reach its data dir
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    port = free_port()
+    config.grove_prefect_port = port  # type: ignore[attr-defined]
+    os.environ["PREFECT_API_URL"] = f"http://127.0.0.1:{port}/api"
+    os.environ["PREFECT_HOME"] = str(_ROOT / "prefect-client")
+    os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
+    os.environ["PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW"] = "ignore"
+    os.environ["GROVE_DATA_DIR"] = str(_ROOT / "data")
+    for leaked in ("TELEGRAM_BOT_TOKEN", "DATABASE_URL"):
+        os.environ.pop(leaked, None)
+    reset_settings()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_ROOT, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def prefect_server(pytestconfig: pytest.Config) -> Iterator[str]:
+    from grove.prefect_server import PrefectServer
+
+    server = PrefectServer(home=_ROOT / "prefect-server", port=pytestconfig.grove_prefect_port)
+    server.start(timeout=120)
+    yield server.api_url
+    from prefect.logging.handlers import APILogWorker
+
+    APILogWorker.drain_all(timeout=10)  # send the last run logs while the server is still there
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """A migrated database: GROVE_TEST_DATABASE_URL if given, else a fresh embedded cluster."""
+    from grove.db import close_pool, prepare_database
+    from grove.postgres_server import EmbeddedPostgres
+
+    server = None
+    url = os.environ.get("GROVE_TEST_DATABASE_URL")
+    if not url:
+        server = EmbeddedPostgres(root=_ROOT / "pg", port=free_port())
+        url = server.start()
+    os.environ["DATABASE_URL"] = url
+    reset_settings()
+    prepare_database()
+    yield url
+    close_pool()
+    if server is not None:
+        server.stop()
+
+
+@pytest.fixture
+def store(pg_url: str, prefect_server: str) -> str:
+    """Postgres plus Prefect: what any node or flow needs to run."""
+    return pg_url
+
+
+_user_ids = itertools.count(start=os.getpid() * 1000 % 10**9 + 10_000)
+
+
+@pytest.fixture
+def user_id() -> int:
+    """A user id no other test uses, so tests share one database without interfering."""
+    return next(_user_ids)
+
+
+@pytest.fixture
+def other_user_id() -> int:
+    return next(_user_ids)

@@ -1,0 +1,146 @@
+"""The mode switch end to end: python-telegram-bot ↔ Bot API stand-in over HTTP ↔ flows ↔ Postgres."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+
+import psycopg
+import pytest
+from telegram.ext import Application
+
+from grove.bot import build_application, inline_dispatch
+from grove.dispatch import flow_runner
+from grove.settings import get_settings, reset_settings
+from nodes.telegram_reply import close_bots
+from tests.support.telegram_standin import TelegramStandin
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(120)]
+
+
+@pytest.fixture
+def standin(store: str) -> Iterator[TelegramStandin]:
+    with TelegramStandin() as server:
+        os.environ["TELEGRAM_BOT_TOKEN"] = "123456:TEST-TOKEN"
+        os.environ["GROVE_TELEGRAM_API_URL"] = server.api_url
+        reset_settings()
+        yield server
+        close_bots()
+        for name in ("TELEGRAM_BOT_TOKEN", "GROVE_TELEGRAM_API_URL"):
+            os.environ.pop(name, None)
+        reset_settings()
+
+
+def new_bot() -> Application:
+    settings = get_settings().model_copy(update={"telegram_poll_timeout": 1})
+    return build_application(settings, inline_dispatch(flow_runner()))
+
+
+@asynccontextmanager
+async def running(app: Application) -> AsyncIterator[Application]:
+    async with app:
+        await app.start()
+        await app.updater.start_polling(poll_interval=0.0, timeout=1)
+        try:
+            yield app
+        finally:
+            await app.updater.stop()
+            await app.stop()
+
+
+def mode_in_db(url: str, user_id: int) -> str | None:
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("select current_mode from user_state where user_id = %s", (user_id,)).fetchall()
+    assert len(rows) <= 1
+    return rows[0][0] if rows else None
+
+
+def buttons(message: dict) -> list[tuple[str, str]]:
+    keyboard = (message.get("reply_markup") or {}).get("inline_keyboard", [])
+    return [(b["text"], b["callback_data"]) for row in keyboard for b in row]
+
+
+async def test_start_press_and_confirmation(standin: TelegramStandin, store: str, user_id: int) -> None:
+    async with running(new_bot()):
+        standin.send_text(user_id, "/start")
+        [menu] = await standin.wait_for_bot_messages_async(user_id, 1)
+        assert menu["text"] == "Выберите режим работы"
+        assert buttons(menu) == [("Чат", "chat"), ("База", "documents")]
+
+        standin.press_button(user_id, "documents", message_id=menu["message_id"])
+        messages = await standin.wait_for_bot_messages_async(user_id, 2)
+        assert "Режим «База» включён" in messages[1]["text"]
+        assert "/clean_base" in messages[1]["text"]
+        assert mode_in_db(store, user_id) == "documents"
+        answers = standin.callback_answers()
+        assert any(a.get("text") == "Режим: База" for a in answers)
+
+        standin.press_button(user_id, "chat", message_id=menu["message_id"])
+        messages = await standin.wait_for_bot_messages_async(user_id, 3)
+        assert "Режим «Чат» включён" in messages[2]["text"]
+        assert mode_in_db(store, user_id) == "chat"
+
+
+async def test_mode_survives_a_bot_restart(standin: TelegramStandin, store: str, user_id: int) -> None:
+    async with running(new_bot()):
+        standin.send_text(user_id, "/start")
+        await standin.wait_for_bot_messages_async(user_id, 1)
+        standin.press_button(user_id, "documents")
+        await standin.wait_for_bot_messages_async(user_id, 2)
+    close_bots()  # the reply node's own Bot goes too, as in a new process
+
+    async with running(new_bot()):  # a fresh Application: nothing carried over in memory
+        standin.send_text(user_id, "https://example.org/статья")
+        messages = await standin.wait_for_bot_messages_async(user_id, 3)
+    assert "«База»" in messages[2]["text"]  # routed to the documents branch by the stored mode
+    assert mode_in_db(store, user_id) == "documents"
+
+
+async def test_message_before_choosing_a_mode_gets_the_menu(standin: TelegramStandin, user_id: int) -> None:
+    async with running(new_bot()):
+        standin.send_text(user_id, "привет")
+        [reply] = await standin.wait_for_bot_messages_async(user_id, 1)
+    assert reply["text"].startswith("Сначала выберите режим")
+    assert buttons(reply) == [("Чат", "chat"), ("База", "documents")]
+
+
+async def test_unknown_button_gets_a_clear_reply(standin: TelegramStandin, store: str, user_id: int) -> None:
+    async with running(new_bot()):
+        standin.send_text(user_id, "/start")
+        await standin.wait_for_bot_messages_async(user_id, 1)
+        standin.press_button(user_id, "drop_tables", strict=False)  # e.g. an old keyboard
+        messages = await standin.wait_for_bot_messages_async(user_id, 2)
+    assert "кнопка устарела" in messages[1]["text"]
+    assert buttons(messages[1]) == [("Чат", "chat"), ("База", "documents")]
+    assert any(a.get("text") == "Неизвестная кнопка" for a in standin.callback_answers())
+    assert mode_in_db(store, user_id) is None
+
+
+async def test_malformed_updates_do_not_kill_the_bot(standin: TelegramStandin, user_id: int) -> None:
+    async with running(new_bot()):
+        standin.send_raw_update({"message": "garbage"})  # PTB cannot parse this at all
+        standin.send_raw_update({"message": {"message_id": 1, "date": "yesterday", "text": "x"}})
+        standin.send_raw_update({"mystery_update": {"x": 1}})
+        standin.send_raw_update({"message": {"message_id": 2, "date": 0, "text": "no sender"}})
+        standin.send_text(user_id, "/start")
+        [menu] = await standin.wait_for_bot_messages_async(user_id, 1, timeout=30)
+    assert menu["text"] == "Выберите режим работы"
+    assert not standin.pending_updates()
+
+
+async def test_users_are_routed_by_their_own_mode(
+    standin: TelegramStandin, user_id: int, other_user_id: int
+) -> None:
+    async with running(new_bot()):
+        for uid, mode in ((user_id, "chat"), (other_user_id, "documents")):
+            standin.send_text(uid, "/start")
+            await standin.wait_for_bot_messages_async(uid, 1)
+            standin.press_button(uid, mode)
+            await standin.wait_for_bot_messages_async(uid, 2)
+        standin.send_text(user_id, "вопрос")
+        standin.send_text(other_user_id, "документ")
+        mine = await standin.wait_for_bot_messages_async(user_id, 3)
+        theirs = await standin.wait_for_bot_messages_async(other_user_id, 3)
+    assert "«Чат»" in mine[2]["text"]
+    assert "«База»" in theirs[2]["text"]

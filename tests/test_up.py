@@ -1,0 +1,98 @@
+"""`grove up` as a user runs it: embedded Postgres + Prefect + served flows + console, then Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.conftest import free_port
+
+pytestmark = pytest.mark.timeout(300)
+
+
+class Up:
+    """A `grove up` child process whose output is read line by line in the background."""
+
+    def __init__(self, data_dir: Path, pg_port: int, prefect_port: int) -> None:
+        env = {k: v for k, v in os.environ.items()
+               if k not in {"PREFECT_API_URL", "DATABASE_URL", "TELEGRAM_BOT_TOKEN", "PREFECT_HOME"}}
+        env.update(GROVE_DATA_DIR=str(data_dir), GROVE_PG_PORT=str(pg_port),
+                   GROVE_PREFECT_PORT=str(prefect_port), PYTHONUNBUFFERED="1")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "grove.cli", "up"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, env=env, text=True, bufsize=1,
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line)
+
+    def expect(self, text: str, timeout: float = 120) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=0.5)
+            except queue.Empty:
+                if self.process.poll() is not None:
+                    break
+                continue
+            self.seen.append(f"{time.monotonic():.1f} {line}")
+            if text in line:
+                return line
+        raise AssertionError(f"{text!r} not seen; output so far:\n{''.join(self.seen)}")
+
+    def type(self, line: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+    def family(self) -> list[psutil.Process]:
+        return psutil.Process(self.process.pid).children(recursive=True)
+
+    def interrupt(self) -> int:
+        self.process.send_signal(signal.SIGINT)
+        return self.process.wait(90)
+
+
+def _postmaster_pid(data_dir: Path) -> int:
+    return int((data_dir / "postgres" / "data" / "postmaster.pid").read_text().splitlines()[0])
+
+
+def test_up_runs_the_flows_and_stops_cleanly_keeping_data() -> None:
+    data_dir = Path(tempfile.mkdtemp(prefix="grove-up-"))
+    data_dir.chmod(0o755)
+    pg_port, prefect_port = free_port(), free_port()
+
+    first = Up(data_dir, pg_port, prefect_port)
+    first.expect("ready in")
+    first.expect("TELEGRAM_BOT_TOKEN is not set")
+    first.type("/start")
+    first.expect("Выберите режим работы")
+    first.type("Чат")  # press the button by its label
+    first.expect("Режим «Чат» включён")
+    postmaster = psutil.Process(_postmaster_pid(data_dir))
+    children = first.family()
+    assert any("prefect" in " ".join(p.cmdline()) and "server" in p.cmdline() for p in children)
+    assert first.interrupt() == 0
+    for process in [postmaster, *children]:
+        assert not process.is_running() or process.status() == psutil.STATUS_ZOMBIE, process
+
+    second = Up(data_dir, pg_port, prefect_port)  # a restart keeps everything
+    second.expect("ready in")
+    second.type("вопрос без повторного выбора режима")
+    second.expect("Ответы в режиме «Чат»")  # routed by the stored mode
+    assert second.interrupt() == 0
