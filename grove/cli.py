@@ -32,6 +32,18 @@ def _cmd_console(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_ingest(args: argparse.Namespace) -> int:
+    from grove.ingest_cli import run_ingest
+
+    return run_ingest(args.sources, args.user, args.culture)
+
+
+def _cmd_ask(args: argparse.Namespace) -> int:
+    from grove.ask_cli import run_ask
+
+    return run_ask(args.question, args.user, args.verbose_fragments)
+
+
 def _embedded():
     from grove.postgres_server import EmbeddedPostgres
 
@@ -76,6 +88,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("console", help="talk to the flows from the terminal")
     p.set_defaults(func=_cmd_console)
+
+    p = sub.add_parser("ingest", help="index files and links into a user's base")
+    p.add_argument("sources", nargs="+", metavar="PATH_OR_URL")
+    p.add_argument("--user", type=int, default=None, help="owner (default: the console user)")
+    p.add_argument("--culture", default=None, help="subcategory for consultation tier 2")
+    p.set_defaults(func=_cmd_ingest)
+
+    p = sub.add_parser("ask", help="ask a question as in «Чат» mode")
+    p.add_argument("question")
+    p.add_argument("--user", type=int, default=None, help="whose base and history (default: console user)")
+    p.add_argument("--verbose", dest="verbose_fragments", action="store_true",
+                   help="also print the retrieved fragments with their scores")
+    p.set_defaults(func=_cmd_ask)
 
     p = sub.add_parser("db", help="the embedded Postgres and migrations")
     p.add_argument("action", choices=["start", "stop", "status", "url", "migrate"])

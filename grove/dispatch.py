@@ -16,22 +16,27 @@ from grove.messages import IncomingUpdate
 DEPLOYMENT = "handle-update/grove"
 
 
-def flow_runner() -> Callable[[IncomingUpdate], Any]:
-    """The main flow, called in this process.
+def run_inline(flow_function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call a flow in this process (the bot's, the console's, the CLI's).
 
     Flow-run heartbeats are off for these runs: in prefect 3.8.8 the sync engine
     joins the heartbeat thread at the end of every run, which sleeps in one-second
     steps, adding up to a second per (sub)flow to each reply. Heartbeats exist to
-    spot runs whose process died; here that process is the bot itself, whose
-    death ops see at once. Deployment runs (workers) keep their heartbeats.
+    spot runs whose process died; here that process is the bot or the command
+    itself, whose death is seen at once. Deployment runs (workers) keep them.
     """
     from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 
+    with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+        return flow_function(*args, **kwargs)
+
+
+def flow_runner() -> Callable[[IncomingUpdate], Any]:
+    """The main flow for one update, run in this process."""
     from flows.handle_update import handle_update
 
     def run(update: IncomingUpdate) -> Any:
-        with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-            return handle_update(update)
+        return run_inline(handle_update, update)
 
     return run
 

@@ -15,6 +15,7 @@ import sys
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
 
@@ -38,59 +39,102 @@ class Stack:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def start_store(settings: Settings, stack: Stack) -> str:
-    """Embedded Postgres unless DATABASE_URL is set; then migrations and the width check."""
+def start_store(settings: Settings, stack: Stack, *, quiet: bool = False) -> str:
+    """Embedded Postgres unless DATABASE_URL is set; then migrations and the width check.
+
+    A server that is already running (another `grove up`) is used and left running.
+    """
     started = time.monotonic()
     if settings.database_url:
         url = settings.database_url
-        say(f"using Postgres from DATABASE_URL ({redact(url)})")
+        quiet or say(f"using Postgres from DATABASE_URL ({redact(url)})")
     else:
         server = EmbeddedPostgres(
             root=settings.pg_data_dir, port=settings.pg_port, system_user=settings.pg_system_user
         )
+        already = server.is_running()
         url = server.start()
-        stack.exit.callback(_stop_postgres, server)
-        say(f"embedded Postgres on 127.0.0.1:{settings.pg_port}, data in {server.data_dir}")
+        if not already:
+            stack.exit.callback(_stop_postgres, server, quiet)
+        quiet or say(f"embedded Postgres on 127.0.0.1:{settings.pg_port}, data in {server.data_dir}")
     os.environ["DATABASE_URL"] = url
     reset_settings()
     applied = prepare_database(get_settings())
-    say(f"migrations: {len(applied)} applied" if applied else "migrations: up to date")
+    quiet or say(f"migrations: {len(applied)} applied" if applied else "migrations: up to date")
     stack.timings["postgres"] = time.monotonic() - started
     return url
 
 
-def _stop_postgres(server: EmbeddedPostgres) -> None:
+def _stop_postgres(server: EmbeddedPostgres, quiet: bool = False) -> None:
     from grove.db import close_pool
 
     close_pool()
     server.stop()
-    say("Postgres stopped")
+    quiet or say("Postgres stopped")
 
 
-def start_prefect(settings: Settings, stack: Stack) -> str:
+def start_prefect(settings: Settings, stack: Stack, *, reuse: bool = False, quiet: bool = False) -> str:
+    """PREFECT_API_URL if set; else (reuse) a local server already up; else start one."""
     started = time.monotonic()
+    local = PrefectServer(home=settings.prefect_home, port=settings.prefect_port)
     if settings.prefect_api_url:
         api = settings.prefect_api_url
         try:
             httpx.get(f"{api.rstrip('/')}/health", timeout=5).raise_for_status()
         except httpx.HTTPError as exc:
             raise SystemExit(f"grove: PREFECT_API_URL={api} does not answer: {exc}") from exc
-        say(f"using Prefect at {api}")
+        quiet or say(f"using Prefect at {api}")
+    elif reuse and local.healthy():
+        api = local.api_url
     else:
-        server = PrefectServer(home=settings.prefect_home, port=settings.prefect_port)
-        say("starting the Prefect server …")
-        api = server.start(timeout=settings.prefect_start_timeout)
-        stack.exit.callback(_stop_prefect, server)
-        say(f"Prefect UI at {server.ui_url}")
+        quiet or say("starting the Prefect server …")
+        api = local.start(timeout=settings.prefect_start_timeout)
+        stack.exit.callback(_stop_prefect, local, quiet)
+        quiet or say(f"Prefect UI at {local.ui_url}")
+    os.environ.setdefault("PREFECT_HOME", str(settings.prefect_home))
     os.environ["PREFECT_API_URL"] = api
     reset_settings()
     stack.timings["prefect"] = time.monotonic() - started
     return api
 
 
-def _stop_prefect(server: PrefectServer) -> None:
+def _stop_prefect(server: PrefectServer, quiet: bool = False) -> None:
     server.stop()
-    say("Prefect server stopped")
+    quiet or say("Prefect server stopped")
+
+
+def start_llm(settings: Settings, stack: Stack, *, quiet: bool = False) -> None:
+    """No API key: serve the local model (llama-cpp-python) and say so."""
+    if not settings.uses_local_llm:
+        quiet or say(f"LLM: {settings.llm_model} at {settings.llm_base_url}")
+        return
+    if settings.local_llm_url:
+        quiet or say(f"LLM: local server at {settings.local_llm_url}")
+        return
+    from grove.llm_server import LocalLLMServer
+
+    server = LocalLLMServer(
+        model_path=Path(settings.model_path(settings.local_llm_model)),
+        port=settings.local_llm_port,
+        log_file=settings.data_dir / "llm" / "server.log",
+        context=settings.local_llm_context,
+        threads=settings.cpu_threads,
+    )
+    if server.healthy():
+        url = server.base_url
+    else:
+        quiet or say(f"no LLM API key: starting the local model {settings.local_llm_model} "
+                     "(llama-cpp-python) …")
+        url = server.start()
+        stack.exit.callback(_stop_child_server, server, "local LLM", quiet)
+    os.environ["GROVE_LOCAL_LLM_URL"] = url
+    reset_settings()
+    quiet or say(f"LLM: local {settings.local_llm_model} at {url} (offline default)")
+
+
+def _stop_child_server(server, name: str, quiet: bool = False) -> None:  # type: ignore[no-untyped-def]
+    server.stop()
+    quiet or say(f"{name} stopped")
 
 
 def start_flow_server(stack: Stack) -> None:
@@ -132,6 +176,7 @@ def up(*, console: bool | None = None) -> int:
         try:
             start_store(settings, stack)
             start_prefect(get_settings(), stack)
+            start_llm(get_settings(), stack)
             start_flow_server(stack)
             settings = get_settings()
             say(f"ready in {time.monotonic() - began:.1f} s")

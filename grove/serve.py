@@ -13,11 +13,13 @@ from grove.dispatch import DEPLOYMENT
 
 def serve_flows() -> None:
     from flows.handle_update import handle_update
+    from flows.ingest import ingest
     from flows.mode_switch import mode_switch
 
     deployment_name = DEPLOYMENT.split("/", 1)[1]
     serve(
         handle_update.to_deployment(name=deployment_name, description=handle_update.__doc__),
         mode_switch.to_deployment(name=deployment_name, description=mode_switch.__doc__),
+        ingest.to_deployment(name=deployment_name, description=ingest.__doc__),
         limit=8,
     )

@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -32,6 +32,12 @@ class Settings(BaseSettings):
     data_dir: Path = Field(
         default=PROJECT_ROOT / ".grove",
         description="Project data: embedded Postgres cluster, Prefect home, models, caches.",
+    )
+
+    models_folder: Path | None = Field(
+        default=None,
+        validation_alias=AliasChoices("GROVE_MODELS_DIR", "models_folder"),
+        description="Where `make models` put the weights; default: <data_dir>/models.",
     )
 
     # --- Postgres ----------------------------------------------------------
@@ -102,6 +108,36 @@ class Settings(BaseSettings):
     whisper_beam_size: int = 1
     cpu_threads: int = 2
 
+    # --- LLM (any OpenAI-compatible endpoint; local llama-cpp-python without a key)
+    llm_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("GROVE_LLM_API_KEY", "OPENROUTER_API_KEY"),
+        description="Key for llm_base_url. Unset: the local model is served and used.",
+    )
+    llm_base_url: str = "https://openrouter.ai/api/v1"
+    llm_model: str = "openai/gpt-4o-mini"
+    llm_timeout: float = 120.0
+    llm_temperature: float = 0.3
+    llm_max_tokens: int = 700
+    llm_retries: int = 3
+    llm_retry_delays: list[float] = Field(default_factory=lambda: [2.0, 6.0, 15.0])
+    local_llm_model: str = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+    local_llm_port: int = 8765
+    local_llm_context: int = 4096
+    local_llm_url: str | None = Field(
+        default=None, description="A running local llama-cpp-python server; unset: `grove up` starts one."
+    )
+
+    # --- retrieval -----------------------------------------------------------
+    retrieval_candidates: int = 30
+    retrieval_top_k: int = 10
+    hnsw_ef_search: int = 100
+    reranker: str = Field(
+        default="bm25-fusion",
+        description="none, bm25-fusion, late-interaction, or a CrossEncoder model (path or hub id).",
+    )
+    history_pairs: int = 15
+
     # --- ingestion -----------------------------------------------------------
     chunking: Literal["late", "naive"] = "late"
     chunk_target_chars: int = 1000
@@ -129,7 +165,7 @@ class Settings(BaseSettings):
 
     @property
     def models_dir(self) -> Path:
-        return self.data_dir / "models"
+        return self.models_folder or self.data_dir / "models"
 
     def model_path(self, name: str) -> str:
         """A model named in settings: a folder under models_dir, a local path, or a hub id.
@@ -143,6 +179,10 @@ class Settings(BaseSettings):
         if Path(name).expanduser().exists():
             return str(Path(name).expanduser())
         return name
+
+    @property
+    def uses_local_llm(self) -> bool:
+        return self.llm_api_key is None
 
     @property
     def bot_token(self) -> str | None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from prefect import task
@@ -136,6 +137,31 @@ def answer_callback(origin: Origin, callback_id: str | None, text: str | None = 
         return
     bot = telegram_bot()
     bot.call(lambda b: b.answer_callback_query(callback_id, text=text))
+
+
+@contextmanager
+def typing_indicator(origin: Origin, chat_id: int, every: float = 4.0) -> Iterator[None]:
+    """Keep "typing…" visible for the whole of a long step (Telegram shows it ~5 s per call)."""
+    if origin != "telegram":
+        yield
+        return
+    stop = threading.Event()
+
+    def keep_typing() -> None:
+        while not stop.is_set():
+            try:
+                telegram_bot().call(lambda b: b.send_chat_action(chat_id, "typing"), timeout=10)
+            except Exception:  # noqa: BLE001 - an indicator must not break the work
+                pass
+            stop.wait(every)
+
+    thread = threading.Thread(target=keep_typing, name="typing", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(2)
 
 
 @task(name="send-typing")

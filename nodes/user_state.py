@@ -71,3 +71,19 @@ def start_new_session(user_id: int, chat_id: int) -> str:
         ).fetchone()
     assert row is not None
     return str(row["session_id"])
+
+
+@task(name="session-of", retries=2, retry_delay_seconds=1)
+def session_of(user_id: int, chat_id: int) -> str:
+    """The user's current session id, creating their row (without a mode) if needed."""
+    with transaction() as conn:
+        row = conn.execute(
+            """
+            insert into user_state (user_id, chat_id) values (%s, %s)
+            on conflict (user_id) do update set chat_id = coalesce(user_state.chat_id, excluded.chat_id)
+            returning session_id
+            """,
+            (user_id, chat_id),
+        ).fetchone()
+    assert row is not None
+    return str(row["session_id"])

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from grove.settings import reset_settings
+from grove.settings import PROJECT_ROOT, reset_settings
 
 _ROOT = Path(tempfile.mkdtemp(prefix="grove-tests-"))
 _ROOT.chmod(0o755)  # the unprivileged Postgres user must reach its data dir
@@ -37,6 +37,8 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
     os.environ["PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW"] = "ignore"
     os.environ["GROVE_DATA_DIR"] = str(_ROOT / "data")
+    # Models are big and read-only: tests use the ones `make models` assembled for the project.
+    os.environ.setdefault("GROVE_MODELS_DIR", str(PROJECT_ROOT / ".grove" / "models"))
     for leaked in ("TELEGRAM_BOT_TOKEN", "DATABASE_URL"):
         os.environ.pop(leaked, None)
     reset_settings()
@@ -97,3 +99,34 @@ def user_id() -> int:
 @pytest.fixture
 def other_user_id() -> int:
     return next(_user_ids)
+
+
+@pytest.fixture
+def standin(store: str) -> Iterator["TelegramStandin"]:
+    """The Bot API stand-in, with the settings pointing the bot and the reply node at it."""
+    from nodes.telegram_reply import close_bots
+    from tests.support.telegram_standin import TelegramStandin
+
+    with TelegramStandin() as server:
+        os.environ["TELEGRAM_BOT_TOKEN"] = "123456:TEST-TOKEN"
+        os.environ["GROVE_TELEGRAM_API_URL"] = server.api_url
+        reset_settings()
+        yield server
+        close_bots()
+        for name in ("TELEGRAM_BOT_TOKEN", "GROVE_TELEGRAM_API_URL"):
+            os.environ.pop(name, None)
+        reset_settings()
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Set GROVE_* / other variables for one test; settings are re-read on entry and exit."""
+
+    def set_env(**values: str) -> None:
+        for key, value in values.items():
+            monkeypatch.setenv(key, value)
+        reset_settings()
+
+    yield set_env
+    monkeypatch.undo()
+    reset_settings()

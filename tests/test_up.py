@@ -93,6 +93,9 @@ def test_up_runs_the_flows_and_stops_cleanly_keeping_data() -> None:
 
     second = Up(data_dir, pg_port, prefect_port)  # a restart keeps everything
     second.expect("ready in")
-    second.type("вопрос без повторного выбора режима")
-    second.expect("Ответы в режиме «Чат»")  # routed by the stored mode
+    second.type("/clean_chat")
+    second.expect("История чата очищена")
+    second.type("Привет! Ответь одним словом: как по-русски cat?")  # chat mode, kept from the first run
+    reply = second.expect("🤖", timeout=240)  # answered by the offline default LLM
+    assert "Сначала выберите режим" not in reply
     assert second.interrupt() == 0

@@ -1,0 +1,38 @@
+"""`grove ask "вопрос"`: one chat turn from the command line, with sources (and fragments)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from grove.runtime import Stack, start_llm, start_prefect, start_store
+from grove.settings import get_settings
+
+
+def run_ask(question: str, user_id: int | None, verbose: bool) -> int:
+    console = Console()
+    settings = get_settings()
+    owner = settings.console_user_id if user_id is None else user_id
+    stack = Stack()
+    with stack.exit:
+        with console.status("starting Postgres, Prefect and the LLM …"):
+            start_store(settings, stack, quiet=True)
+            start_prefect(get_settings(), stack, reuse=True, quiet=True)
+            start_llm(get_settings(), stack, quiet=True)
+        from flows.chat import chat
+        from grove.dispatch import run_inline
+        from nodes.user_state import session_of
+
+        with console.status("thinking …"):
+            answer = run_inline(chat, question, owner, session_of(owner, owner))
+    console.print(answer.text)
+    if verbose:
+        if answer.tool_called:
+            console.print(f"\n[dim]rag-db-query: {answer.tool_query!r}[/dim]")
+        table = Table("#", "score", "distance", "source", "fragment")
+        for number, fragment in enumerate(answer.fragments, 1):
+            table.add_row(str(number), f"{fragment.score:.3f}" if fragment.score is not None else "",
+                          f"{fragment.distance:.3f}", fragment.source_label(),
+                          fragment.text[:160].replace("\n", " "))
+        console.print(table)
+    return 1 if answer.failed else 0

@@ -1,0 +1,138 @@
+"""Documents and their chunks in Postgres + pgvector.
+
+A document is written in one transaction — its row and all its chunks, or
+nothing — so a crash midway never leaves a half-indexed document. The same
+content (same hash) for the same owner is stored once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+
+import numpy as np
+from prefect import task
+from pydantic import BaseModel
+
+from grove.db import transaction
+from nodes.ingest_types import ExtractedDocument
+
+_SPACES = re.compile(r"\s+")
+
+
+def content_hash(text: str) -> str:
+    """sha256 of the text with whitespace collapsed: re-sent content hashes the same."""
+    return hashlib.sha256(_SPACES.sub(" ", text).strip().encode("utf-8")).hexdigest()
+
+
+class ChunkRecord(BaseModel):
+    position: int
+    text: str
+    page: int | None = None
+    ts_start: float | None = None
+    ts_end: float | None = None
+
+
+class StoredDocument(BaseModel):
+    document_id: int
+    title: str | None
+    chunk_count: int
+    duplicate: bool
+
+
+@task(name="find-document", retries=2, retry_delay_seconds=1)
+def find_document(owner_id: int, digest: str) -> StoredDocument | None:
+    """The owner's active document with this content hash, if already indexed."""
+    with transaction() as conn:
+        row = conn.execute(
+            "select id, title, chunk_count from documents"
+            " where owner_id = %s and content_hash = %s and is_active",
+            (owner_id, digest),
+        ).fetchone()
+    if row is None:
+        return None
+    return StoredDocument(document_id=row["id"], title=row["title"],
+                          chunk_count=row["chunk_count"], duplicate=True)
+
+
+@task(name="store-document", retries=2, retry_delay_seconds=[1, 4])
+def store_document(
+    owner_id: int,
+    document: ExtractedDocument,
+    chunks: Sequence[ChunkRecord],
+    embeddings: Sequence[Sequence[float]] | np.ndarray,
+    subcategory: str | None = None,
+) -> StoredDocument:
+    """Insert the document row and every chunk in one transaction.
+
+    A concurrent insert of the same content loses the race on the unique index
+    and is reported as a duplicate instead of storing it twice.
+    """
+    if len(chunks) != len(embeddings):
+        raise ValueError(f"{len(chunks)} chunks but {len(embeddings)} embeddings")
+    if not chunks:
+        raise ValueError("a document needs at least one chunk")
+    digest = content_hash(document.text)
+    meta = {k: v for k, v in document.meta.items() if v is not None}
+    with transaction() as conn:
+        row = conn.execute(
+            """
+            insert into documents (owner_id, source_type, source_identifier, title, author,
+                                   published_at, subcategory, content_hash, char_count,
+                                   chunk_count, duration_seconds, meta)
+            values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb)
+            on conflict (owner_id, content_hash) where is_active do nothing
+            returning id
+            """,
+            (owner_id, document.source_type, document.source_identifier, document.title,
+             document.author, document.published_at, subcategory, digest, len(document.text),
+             len(chunks), document.duration_seconds, _json(meta)),
+        ).fetchone()
+        if row is None:
+            existing = conn.execute(
+                "select id, title, chunk_count from documents"
+                " where owner_id = %s and content_hash = %s and is_active",
+                (owner_id, digest),
+            ).fetchone()
+            assert existing is not None
+            return StoredDocument(document_id=existing["id"], title=existing["title"],
+                                  chunk_count=existing["chunk_count"], duplicate=True)
+        document_id = row["id"]
+        with conn.cursor().copy(
+            "copy document_chunks (document_id, owner_id, source_type, source_identifier, title,"
+            " subcategory, page, ts_start, ts_end, position, chunk_text, content_hash, embedding)"
+            " from stdin"
+        ) as copy:
+            for chunk, vector in zip(chunks, embeddings):
+                copy.write_row((
+                    document_id, owner_id, document.source_type, document.source_identifier,
+                    document.title, subcategory, chunk.page, chunk.ts_start, chunk.ts_end,
+                    chunk.position, chunk.text, content_hash(chunk.text), _vector_text(vector),
+                ))
+    return StoredDocument(document_id=document_id, title=document.title,
+                          chunk_count=len(chunks), duplicate=False)
+
+
+@task(name="delete-user-documents", retries=2, retry_delay_seconds=1)
+def delete_user_documents(owner_id: int) -> tuple[int, int]:
+    """"Clean base": this owner's documents and chunks, and nobody else's. Returns (docs, chunks)."""
+    if owner_id == 0:
+        raise ValueError("owner 0 is the shared library; it is not cleaned from a chat")
+    with transaction() as conn:
+        chunks = conn.execute("delete from document_chunks where owner_id = %s", (owner_id,)).rowcount
+        docs = conn.execute("delete from documents where owner_id = %s", (owner_id,)).rowcount
+    return docs, chunks
+
+
+def _vector_text(vector: Sequence[float] | np.ndarray) -> str:
+    values = np.asarray(vector, dtype=np.float32)
+    if not np.all(np.isfinite(values)):
+        raise ValueError("embedding has NaN or infinite values")
+    return "[" + ",".join(f"{v:.7g}" for v in values) + "]"
+
+
+def _json(value: dict[str, object]) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)

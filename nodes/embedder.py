@@ -1,0 +1,270 @@
+"""Embedding node: the sentence-transformers model (EmbeddingGemma by default), loaded once per process.
+
+:func:`get_embedder` returns a process-wide :class:`Embedder`, loaded lazily on
+first use and shared by every thread; it is keyed by the model settings
+(``embedding_model``, ``embedding_dtype``, ``embedding_max_tokens``), so a
+changed setting (after ``reset_settings()``) loads the new model once. The
+other knobs - prompts, chunking mode, window sizes, batch size - are read from
+the settings at call time.
+
+The Prefect tasks at the bottom (``embed-chunks``, ``embed-query``,
+``embed-documents``) wrap the heavy calls and return plain lists so their
+results serialise.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+from prefect import task
+
+from chunking import Chunk, late_chunk_embeddings, naive_chunk_embeddings
+from grove.settings import Settings, get_settings
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
+
+__all__ = [
+    "ChunkingMode",
+    "Embedder",
+    "EmbeddingModelError",
+    "EmbeddingModelMissing",
+    "embed_chunks",
+    "embed_documents",
+    "embed_query",
+    "get_embedder",
+    "reset_embedder",
+]
+
+ChunkingMode = Literal["late", "naive"]
+
+# "org/name" with nothing path-like about it: the only names worth trying on a hub.
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+
+
+class EmbeddingModelError(RuntimeError):
+    """The embedding model could not be loaded."""
+
+
+class EmbeddingModelMissing(EmbeddingModelError, FileNotFoundError):
+    """The configured embedding model is neither a local folder nor a loadable hub id."""
+
+
+@dataclass(frozen=True, slots=True)
+class _ModelKey:
+    """What a loaded model depends on; a different key means a different model object."""
+
+    source: str  # a local folder or a hub id
+    local: bool
+    dtype: str
+    max_tokens: int
+
+
+def _missing_message(name: str, settings: Settings, detail: str = "") -> str:
+    bundled = settings.models_dir / name
+    where = (
+        f"there is no folder {Path(name).expanduser()}"
+        if bundled == Path(name)  # an absolute path
+        else f"there is no folder {bundled} and no local path {name!r}"
+    )
+    return (
+        f"embedding model {name!r} not found{detail}: {where}. "
+        f"Run `make models` to assemble the bundled models into "
+        f"{settings.models_dir}, or point the setting `embedding_model` (env GROVE_EMBEDDING_MODEL) "
+        "at a sentence-transformers folder (or, with internet access, a hub id like 'org/name')."
+    )
+
+
+def _model_key(settings: Settings) -> _ModelKey:
+    """Resolve the model setting, failing clearly when there is nothing to load."""
+    name = settings.embedding_model
+    source = settings.model_path(name)
+    path = Path(source)
+    if path.is_dir():
+        if not (path / "config.json").exists() and not (path / "modules.json").exists():
+            raise EmbeddingModelMissing(
+                f"embedding model folder {path} is incomplete (no config.json / modules.json). "
+                "Run `make models` again, or fix the setting `embedding_model` "
+                "(env GROVE_EMBEDDING_MODEL)."
+            )
+        local = True
+    elif path.exists():
+        raise EmbeddingModelMissing(
+            f"embedding model {name!r} resolves to {path}, which is a file, not a "
+            "sentence-transformers folder. Fix the setting `embedding_model` "
+            "(env GROVE_EMBEDDING_MODEL) or run `make models`."
+        )
+    elif _HUB_ID.fullmatch(name) and os.environ.get("HF_HUB_OFFLINE", "0") not in {"1", "true", "True"}:
+        local = False  # a hub id: loads only with internet access
+    else:
+        raise EmbeddingModelMissing(_missing_message(name, settings))
+    return _ModelKey(
+        source=source,
+        local=local,
+        dtype=settings.embedding_dtype,
+        max_tokens=settings.embedding_max_tokens,
+    )
+
+
+def _load_model(key: _ModelKey, settings: Settings) -> SentenceTransformer:
+    if key.local:
+        # Before sentence-transformers / huggingface_hub are imported, so it takes effect.
+        os.environ["HF_HUB_OFFLINE"] = "1"
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(max(1, settings.cpu_threads))
+    dtype = {"bfloat16": torch.bfloat16, "float32": torch.float32}[key.dtype]
+    try:
+        model = SentenceTransformer(
+            key.source,
+            device="cpu",
+            local_files_only=key.local,
+            model_kwargs={"dtype": dtype},
+        )
+    except Exception as exc:  # a hub id without internet, a broken folder, ...
+        if key.local:
+            raise EmbeddingModelError(
+                f"could not load the embedding model from {key.source}: {exc}. Run `make models` "
+                "to re-assemble it, or fix the setting `embedding_model` (env GROVE_EMBEDDING_MODEL)."
+            ) from exc
+        raise EmbeddingModelMissing(
+            _missing_message(settings.embedding_model, settings, f" (loading it from the hub failed: {exc})")
+        ) from exc
+    model.eval()
+    if model.max_seq_length is None or model.max_seq_length > key.max_tokens:
+        model.max_seq_length = key.max_tokens
+    return model
+
+
+class Embedder:
+    """One loaded embedding model and the operations grove needs from it.
+
+    Every model call holds the instance's lock: a fast tokenizer is not safe to
+    share between threads (``RuntimeError: Already borrowed``), and two
+    concurrent forward passes on a 2-core machine only slow each other down.
+    """
+
+    def __init__(self, model: SentenceTransformer, *, settings: Settings | None = None) -> None:
+        self.model = model
+        self._settings = settings
+        self._lock: threading.RLock = threading.RLock()
+        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        self.dim: int = int(getter())
+
+    @property
+    def settings(self) -> Settings:
+        """Fixed settings if given, else the live process settings."""
+        return self._settings or get_settings()
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Hold it when using :attr:`model` or :attr:`tokenizer` directly (e.g. a reranker)."""
+        return self._lock
+
+    @property
+    def tokenizer(self) -> Any:
+        return self.model.tokenizer
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` alone (no special or prompt tokens)."""
+        with self._lock:
+            return len(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+
+    def _encode(self, texts: Sequence[str], prompt: str) -> np.ndarray:
+        with self._lock:
+            return naive_chunk_embeddings(
+                self.model, list(texts), prompt=prompt, batch_size=self.settings.embedding_batch_size
+            )
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """One query vector ``[dim]`` (query prompt)."""
+        return self.embed_queries([text])[0]
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Query vectors ``[n, dim]`` (query prompt)."""
+        return self._encode(texts, self.settings.embedding_query_prompt)
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors ``[n, dim]`` of standalone passages (document prompt)."""
+        return self._encode(texts, self.settings.embedding_document_prompt)
+
+    def embed_chunks(
+        self, text: str, chunks: Sequence[Chunk], mode: ChunkingMode | None = None
+    ) -> np.ndarray:
+        """Vectors ``[len(chunks), dim]`` for chunks of ``text`` (late or naive, default per settings)."""
+        settings = self.settings
+        mode = mode or settings.chunking
+        for chunk in chunks:
+            if text[chunk.start : chunk.end] != chunk.text:
+                raise ValueError(
+                    f"chunk {chunk.position} does not match text[{chunk.start}:{chunk.end}]: "
+                    "chunks must be spans of this very text (join_pages(pages) for chunk_pages)"
+                )
+        if mode == "naive":
+            return self.embed_documents([c.text for c in chunks])
+        if mode != "late":
+            raise ValueError(f"unknown chunking mode {mode!r} (expected 'late' or 'naive')")
+        with self._lock:
+            return late_chunk_embeddings(
+                self.model,
+                text,
+                chunks,
+                prompt=settings.embedding_document_prompt,
+                window_tokens=min(settings.late_window_tokens, settings.embedding_max_tokens),
+                overlap_tokens=settings.late_window_overlap_tokens,
+            )
+
+
+_lock = threading.Lock()
+_instance: Embedder | None = None
+_instance_key: _ModelKey | None = None
+
+
+def get_embedder() -> Embedder:
+    """The process-wide embedder for the current model settings, loaded on first use."""
+    global _instance, _instance_key
+    settings = get_settings()
+    key = _model_key(settings)
+    with _lock:
+        if _instance is None or _instance_key != key:
+            model = _load_model(key, settings)  # the old one stays until this succeeds
+            _instance, _instance_key = Embedder(model), key
+        return _instance
+
+
+def reset_embedder() -> None:
+    """Forget the loaded model (tests); the next :func:`get_embedder` loads again."""
+    global _instance, _instance_key
+    with _lock:
+        _instance, _instance_key = None, None
+
+
+# ----------------------------------------------------------------------------------- Prefect tasks
+
+
+@task(name="embed-chunks")
+def embed_chunks(
+    text: str, chunks: list[Chunk], mode: ChunkingMode | None = None
+) -> list[list[float]]:
+    """Chunk vectors of one document (late chunking unless settings say naive)."""
+    return get_embedder().embed_chunks(text, chunks, mode).tolist()
+
+
+@task(name="embed-query")
+def embed_query(text: str) -> list[float]:
+    """The vector of a search query (query prompt)."""
+    return get_embedder().embed_query(text).tolist()
+
+
+@task(name="embed-documents")
+def embed_documents(texts: list[str]) -> list[list[float]]:
+    """Vectors of standalone passages (document prompt), e.g. saved Q&A pairs."""
+    return get_embedder().embed_documents(texts).tolist()

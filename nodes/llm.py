@@ -1,0 +1,193 @@
+"""Chat completions with tool calling from any OpenAI-compatible endpoint, through httpx.
+
+OpenRouter (or any compatible URL) when an API key is set; otherwise the local
+llama-cpp-python server. That server (0.3.36, `chatml-function-calling`) has
+three known defects, handled here so flows speak one protocol:
+  1. with tools and tool_choice "auto", a plain-text answer comes back empty;
+  2. `role: "tool"` messages are dropped by its template;
+  3. it rejects an assistant message whose `content` is null.
+`adapt_for_llama_cpp` rewrites the conversation for 2 and 3; callers handle 1
+by asking again without tools (`ask_without_tools`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import httpx
+from prefect import task
+from pydantic import BaseModel, Field
+
+from grove.settings import get_settings
+
+Quirks = Literal["openai", "llama_cpp"]
+Message = dict[str, Any]
+
+
+class LLMError(RuntimeError):
+    """The endpoint refused the request (bad key, bad model, bad request): not worth retrying."""
+
+
+class TransientLLMError(LLMError):
+    """Timeouts, 429 and 5xx: retried with backoff."""
+
+
+class ToolCall(BaseModel):
+    id: str
+    name: str
+    raw_arguments: str = ""
+    arguments: dict[str, Any] | None = Field(
+        default=None, description="None when the model produced arguments that are not a JSON object"
+    )
+
+
+class LLMReply(BaseModel):
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    finish_reason: str | None = None
+    model: str = ""
+    usage: dict[str, int] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    base_url: str
+    model: str
+    api_key: str | None
+    quirks: Quirks
+
+    @property
+    def is_local(self) -> bool:
+        return self.quirks == "llama_cpp"
+
+
+def current_endpoint() -> Endpoint:
+    """The configured endpoint: remote with a key, else the local llama-cpp-python server."""
+    settings = get_settings()
+    if settings.llm_api_key is not None:
+        return Endpoint(settings.llm_base_url.rstrip("/"), settings.llm_model,
+                        settings.llm_api_key.get_secret_value(), "openai")
+    base = settings.local_llm_url or f"http://127.0.0.1:{settings.local_llm_port}/v1"
+    return Endpoint(base.rstrip("/"), "local", None, "llama_cpp")
+
+
+def adapt_for_llama_cpp(messages: list[Message]) -> list[Message]:
+    """Tool results become user messages; null contents become empty strings."""
+    adapted: list[Message] = []
+    for message in messages:
+        message = dict(message)
+        if message.get("role") == "tool":
+            message = {"role": "user", "content": f"Результат инструмента:\n{message.get('content', '')}"}
+        elif message.get("role") == "assistant" and message.get("tool_calls"):
+            calls = message.pop("tool_calls")
+            described = "; ".join(
+                f"{c['function']['name']}({c['function'].get('arguments', '')})" for c in calls
+            )
+            message["content"] = (message.get("content") or "") + f"[вызов инструмента: {described}]"
+        if message.get("content") is None:
+            message["content"] = ""
+        adapted.append(message)
+    return adapted
+
+
+def _parse_arguments(raw: Any) -> tuple[str, dict[str, Any] | None]:
+    if isinstance(raw, dict):
+        return json.dumps(raw, ensure_ascii=False), raw
+    text = raw if isinstance(raw, str) else ""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return text, None
+    return text, value if isinstance(value, dict) else None
+
+
+def parse_reply(body: dict[str, Any]) -> LLMReply:
+    """Read an OpenAI-style response defensively: a malformed tool call is kept, marked invalid."""
+    choices = body.get("choices") or []
+    if not choices:
+        raise LLMError(f"the endpoint returned no choices: {str(body)[:300]}")
+    choice = choices[0] or {}
+    message = choice.get("message") or {}
+    calls = []
+    for index, call in enumerate(message.get("tool_calls") or []):
+        function = (call or {}).get("function") or {}
+        raw, arguments = _parse_arguments(function.get("arguments"))
+        calls.append(ToolCall(id=str(call.get("id") or f"call_{index}"), name=str(function.get("name") or ""),
+                              raw_arguments=raw, arguments=arguments))
+    usage = {k: int(v) for k, v in (body.get("usage") or {}).items() if isinstance(v, int)}
+    return LLMReply(content=(message.get("content") or "").strip(), tool_calls=calls,
+                    finish_reason=choice.get("finish_reason"), model=str(body.get("model") or ""),
+                    usage=usage)
+
+
+def complete(
+    messages: list[Message],
+    *,
+    tools: list[dict[str, Any]] | None = None,
+    tool_choice: str | dict[str, Any] | None = None,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    endpoint: Endpoint | None = None,
+) -> LLMReply:
+    """One chat-completions call. Raises TransientLLMError for what a retry may fix."""
+    settings = get_settings()
+    endpoint = endpoint or current_endpoint()
+    if endpoint.is_local:
+        messages = adapt_for_llama_cpp(messages)
+    payload: dict[str, Any] = {
+        "model": endpoint.model,
+        "messages": messages,
+        "temperature": settings.llm_temperature if temperature is None else temperature,
+        "max_tokens": max_tokens or settings.llm_max_tokens,
+    }
+    if tools:
+        payload["tools"] = tools
+        payload["tool_choice"] = tool_choice or "auto"
+    headers = {"X-Title": "grove"}
+    if endpoint.api_key:
+        headers["Authorization"] = f"Bearer {endpoint.api_key}"
+    try:
+        response = httpx.post(f"{endpoint.base_url}/chat/completions", json=payload, headers=headers,
+                              timeout=settings.llm_timeout)
+    except (httpx.TimeoutException, httpx.TransportError) as exc:
+        raise TransientLLMError(f"LLM endpoint unreachable or slow: {exc!r}") from exc
+    if response.status_code == 429 or response.status_code >= 500:
+        raise TransientLLMError(f"LLM endpoint answered {response.status_code}: {response.text[:300]}")
+    if response.status_code >= 400:
+        raise LLMError(f"LLM endpoint refused the request ({response.status_code}): {response.text[:300]}")
+    try:
+        body = response.json()
+    except ValueError as exc:
+        raise TransientLLMError(f"LLM endpoint sent a non-JSON body: {response.text[:200]}") from exc
+    return parse_reply(body)
+
+
+def _is_transient(task: Any, task_run: Any, state: Any) -> bool:
+    try:
+        state.result()
+    except TransientLLMError:
+        return True
+    except Exception:  # noqa: BLE001 - anything else is final
+        return False
+    return False
+
+
+@task(name="llm-chat", retries=3, retry_delay_seconds=[2, 6, 15], retry_jitter_factor=0.5,
+      retry_condition_fn=_is_transient)
+def llm_chat(
+    messages: list[Message],
+    tools: list[dict[str, Any]] | None = None,
+    tool_choice: str | dict[str, Any] | None = None,
+    max_tokens: int | None = None,
+) -> LLMReply:
+    """A chat completion as a task: timeouts, 429 and 5xx are retried with backoff."""
+    return complete(messages, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens)
+
+
+def llm_task():
+    """`llm_chat` with the retry policy from settings (tests make the delays short)."""
+    settings = get_settings()
+    return llm_chat.with_options(retries=settings.llm_retries,
+                                 retry_delay_seconds=settings.llm_retry_delays)

@@ -1,0 +1,86 @@
+"""Vector search over one user's chunks (pgvector HNSW, cosine).
+
+A WHERE filter on an HNSW scan is applied after the index returns its
+ef_search candidates, so a user who owns 1 % of the table would get almost
+nothing back. pgvector 0.8's iterative index scan keeps scanning until the
+filtered LIMIT is met; `relaxed_order` may return rows slightly out of order,
+so the outer query sorts them again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from prefect import task
+from pydantic import BaseModel
+
+from grove.db import transaction
+from grove.settings import get_settings
+
+
+class Fragment(BaseModel):
+    """A retrieved chunk with where it came from, as the agent and the user see it."""
+
+    chunk_id: int
+    document_id: int
+    text: str
+    source_type: str
+    source_identifier: str
+    title: str | None = None
+    page: int | None = None
+    ts_start: float | None = None
+    ts_end: float | None = None
+    distance: float
+    score: float | None = None
+
+    def source_label(self) -> str:
+        """`pdf «report.pdf», с. 3` — type + file name / URL / page or time, for the source block."""
+        kind = {"url": "ссылка", "voice": "голосовое", "audio": "аудио", "video": "видео",
+                "text": "текст"}.get(self.source_type, self.source_type)
+        label = f"{kind}: {self.source_identifier}"
+        if self.title and self.title not in self.source_identifier:
+            label += f" («{self.title}»)"
+        if self.page is not None:
+            label += f", с. {self.page}"
+        elif self.ts_start is not None:
+            minutes, seconds = divmod(int(self.ts_start), 60)
+            label += f", {minutes}:{seconds:02d}"
+        return label
+
+
+_SEARCH = """
+with candidates as materialized (
+    select id, document_id, chunk_text, source_type, source_identifier, title, page,
+           ts_start, ts_end, embedding <=> %(query)s as distance
+      from document_chunks
+     where owner_id = %(owner)s and is_active
+     order by embedding <=> %(query)s
+     limit %(k)s
+)
+select * from candidates order by distance
+"""
+
+
+def search(owner_id: int, query_vector: Sequence[float] | np.ndarray, k: int,
+           *, iterative: bool = True) -> list[Fragment]:
+    """The k nearest active chunks of this owner. `iterative=False` exists to show the difference."""
+    settings = get_settings()
+    vector = np.asarray(query_vector, dtype=np.float32)
+    with transaction() as conn:
+        conn.execute("select set_config('hnsw.ef_search', %s, true)", (str(settings.hnsw_ef_search),))
+        conn.execute("select set_config('hnsw.iterative_scan', %s, true)",
+                     ("relaxed_order" if iterative else "off",))
+        rows = conn.execute(_SEARCH, {"query": vector, "owner": owner_id, "k": k}, prepare=False).fetchall()
+    return [
+        Fragment(chunk_id=r["id"], document_id=r["document_id"], text=r["chunk_text"],
+                 source_type=r["source_type"], source_identifier=r["source_identifier"],
+                 title=r["title"], page=r["page"], ts_start=r["ts_start"], ts_end=r["ts_end"],
+                 distance=float(r["distance"]))
+        for r in rows
+    ]
+
+
+@task(name="vector-search", retries=2, retry_delay_seconds=1)
+def vector_search(owner_id: int, query_vector: list[float], k: int) -> list[Fragment]:
+    return search(owner_id, query_vector, k)

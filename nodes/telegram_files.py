@@ -1,0 +1,63 @@
+"""Fetch a file a user sent to the bot (getFile + download) into a private temp folder.
+
+Bots can download at most 20 MB through the Bot API; bigger files are refused
+before any transfer, with a message that says so.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from prefect import task
+from telegram.error import BadRequest
+
+from grove.settings import get_settings
+from nodes.ingest_types import IngestError, IngestItem
+from nodes.telegram_reply import telegram_bot
+
+TELEGRAM_DOWNLOAD_LIMIT = 20 * 1024 * 1024
+
+
+def _too_big(size: int | None, limit: int) -> bool:
+    return size is not None and size > limit
+
+
+@task(name="download-telegram-file", retries=2, retry_delay_seconds=[2, 6])
+def download_telegram_file(item: IngestItem) -> IngestItem:
+    """The same item with `path` pointing at the downloaded bytes."""
+    limit = min(get_settings().max_file_bytes, TELEGRAM_DOWNLOAD_LIMIT)
+    name = item.file_name or item.source_identifier
+    if _too_big(item.file_size, limit):
+        raise IngestError(
+            f"Файл «{name}» слишком большой ({item.file_size / 1024 / 1024:.1f} МБ): боты Telegram "
+            f"могут скачивать файлы не больше {limit // 1024 // 1024} МБ.",
+            f"file {item.file_size} bytes exceeds the {limit} byte limit",
+        )
+    if not item.telegram_file_id:
+        raise ValueError("item has no telegram_file_id")
+    folder = Path(tempfile.mkdtemp(prefix="grove-upload-"))
+    suffix = Path(item.file_name or "").suffix[:16]
+    target = folder / f"upload{suffix}"
+    bot = telegram_bot()
+    file_id = item.telegram_file_id
+
+    async def fetch(b):  # type: ignore[no-untyped-def]
+        try:
+            telegram_file = await b.get_file(file_id)
+        except BadRequest as exc:
+            if "too big" in str(exc).lower():
+                raise IngestError(
+                    f"Файл «{name}» больше {limit // 1024 // 1024} МБ: бот не может его скачать.",
+                    f"getFile refused: {exc}",
+                ) from exc
+            raise
+        if _too_big(telegram_file.file_size, limit):
+            raise IngestError(
+                f"Файл «{name}» больше {limit // 1024 // 1024} МБ: бот не может его скачать.",
+                f"getFile reports {telegram_file.file_size} bytes",
+            )
+        await telegram_file.download_to_drive(target)
+
+    bot.call(fetch, timeout=300)
+    return item.model_copy(update={"path": str(target), "file_size": target.stat().st_size})

@@ -1,0 +1,419 @@
+"""Real test documents, generated on the fly, and a small web site on 127.0.0.1.
+
+Nothing here is a canned result: PDFs are drawn with reportlab (DejaVu Sans is
+embedded so Cyrillic survives), DOCX files are written with python-docx, text
+files are encoded for real, and `HtmlSite` serves pages over real HTTP.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import random
+import threading
+import time
+import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import IO
+
+from grove.settings import reset_settings
+
+FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
+FONT_NAME = "DejaVuSans"
+
+
+# --- settings ------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def grove_settings(**values: object) -> Iterator[None]:
+    """Set GROVE_<NAME> env vars for the block, re-reading settings before and after."""
+    saved = {}
+    for key, value in values.items():
+        name = f"GROVE_{key.upper()}"
+        saved[name] = os.environ.get(name)
+        os.environ[name] = str(value).lower() if isinstance(value, bool) else str(value)
+    reset_settings()
+    try:
+        yield
+    finally:
+        for name, old in saved.items():
+            if old is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = old
+        reset_settings()
+
+
+# --- PDF -----------------------------------------------------------------------
+
+
+def _register_font() -> str:
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.ttfonts import TTFont
+
+    if FONT_NAME not in pdfmetrics.getRegisteredFontNames():
+        pdfmetrics.registerFont(TTFont(FONT_NAME, str(FONT_DIR / "DejaVuSans.ttf")))
+    return FONT_NAME
+
+
+def _wrap(text: str, width: int = 80) -> list[str]:
+    lines: list[str] = []
+    for paragraph in text.split("\n"):
+        line = ""
+        for word in paragraph.split():
+            if line and len(line) + 1 + len(word) > width:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}".strip()
+        lines.append(line)
+    return lines
+
+
+def make_pdf(pages: list[str], path: str | Path | IO[bytes], *, title: str | None = None,
+             author: str | None = None) -> Path:
+    """A PDF with one page per string, real (embedded-font) Cyrillic text."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    target = path if hasattr(path, "write") else str(path)  # a path or a binary stream
+    font = _register_font()
+    pdf = canvas.Canvas(target, pagesize=A4)
+    if title:
+        pdf.setTitle(title)
+    if author:
+        pdf.setAuthor(author)
+    _, height = A4
+    for text in pages:
+        pdf.setFont(font, 11)
+        y = height - 60
+        for line in _wrap(text):
+            pdf.drawString(50, y, line)
+            y -= 15
+            if y < 50:
+                break
+        pdf.showPage()
+    pdf.save()
+    return path  # type: ignore[return-value]
+
+
+def make_encrypted_pdf(path: str | Path, *, user_password: str = "секрет",
+                       owner_password: str = "owner", text: str = "Секретный отчёт о продажах.") -> Path:
+    """A PDF encrypted with pypdf (AES-256). An empty user password opens without asking."""
+    from pypdf import PdfReader, PdfWriter
+
+    plain = io.BytesIO()
+    make_pdf([text], plain)
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(plain.getvalue())))
+    writer.encrypt(user_password=user_password, owner_password=owner_password, algorithm="AES-256")
+    path = Path(path)
+    with path.open("wb") as handle:
+        writer.write(handle)
+    return path
+
+
+def make_image_only_pdf(path: str | Path, pages: int = 2) -> Path:
+    """A 'scanned' PDF: shapes and a raster image on each page, no text at all."""
+    from PIL import Image, ImageDraw
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    image = Image.new("RGB", (300, 120), "white")
+    ImageDraw.Draw(image).rectangle((10, 10, 290, 110), outline="black", width=4)
+    path = Path(path)
+    pdf = canvas.Canvas(str(path), pagesize=A4)
+    for _ in range(pages):
+        pdf.rect(60, 500, 200, 100, fill=1)
+        pdf.circle(300, 300, 50, fill=0)
+        pdf.drawImage(ImageReader(image), 60, 150, width=300, height=120)
+        pdf.showPage()
+    pdf.save()
+    return path
+
+
+# --- DOCX ----------------------------------------------------------------------
+
+
+def make_docx(paragraphs: list[str], table_rows: list[list[str]] | None,
+              path: str | Path | IO[bytes], *,
+              heading: str | None = None, after_table: list[str] | None = None,
+              title: str | None = None, author: str | None = None) -> Path:
+    """A real DOCX: optional heading, paragraphs, a table, then more paragraphs."""
+    import docx
+
+    document = docx.Document()
+    if heading:
+        document.add_heading(heading, level=1)
+    for text in paragraphs:
+        document.add_paragraph(text)
+    if table_rows:
+        table = document.add_table(rows=len(table_rows), cols=len(table_rows[0]))
+        for row, values in zip(table.rows, table_rows):
+            for cell, value in zip(row.cells, values):
+                cell.text = value
+    for text in after_table or []:
+        document.add_paragraph(text)
+    if title:
+        document.core_properties.title = title
+    if author:
+        document.core_properties.author = author
+    document.save(path if hasattr(path, "write") else str(path))
+    return path  # type: ignore[return-value]
+
+
+def make_zip_bomb_docx(path: str | Path, *, megabytes: int = 16) -> Path:
+    """A real, openable DOCX plus one huge, extremely compressible entry."""
+    base = io.BytesIO()
+    make_docx(["Обычный абзац."], None, base)
+    path = Path(path)
+    with zipfile.ZipFile(io.BytesIO(base.getvalue())) as source, \
+            zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as target:
+        for item in source.infolist():
+            target.writestr(item, source.read(item.filename))
+        block = b"\x00" * (1024 * 1024)
+        with target.open("word/media/padding.bin", "w", force_zip64=True) as entry:
+            for _ in range(megabytes):
+                entry.write(block)
+    return path
+
+
+def make_zip(path: str | Path, entries: dict[str, bytes]) -> Path:
+    path = Path(path)
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+    return path
+
+
+# --- text ----------------------------------------------------------------------
+
+
+def make_text_file(path: str | Path, text: str, encoding: str, *, bom: bool = False) -> Path:
+    """Text encoded as asked; `bom=True` prepends the BOM for utf-8 / utf-16-le / utf-16-be."""
+    boms = {"utf-8": b"\xef\xbb\xbf", "utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\xff"}
+    data = text.encode(encoding)
+    if bom:
+        data = boms[encoding] + data
+    path = Path(path)
+    path.write_bytes(data)
+    return path
+
+
+def make_png(path: str | Path) -> Path:
+    from PIL import Image
+
+    path = Path(path)
+    Image.new("RGB", (32, 32), "red").save(path, format="PNG")
+    return path
+
+
+# --- a web site on 127.0.0.1 ---------------------------------------------------
+
+
+def make_self_signed_cert(directory: str | Path, hostname: str) -> tuple[Path, Path]:
+    """A self-signed certificate (its own CA) for `hostname`: (cert.pem, key.pem)."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hostname)])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name)
+        .public_key(key.public_key()).serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(hostname)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    directory = Path(directory)
+    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+ARTICLE_TITLE = "Как вырастить рощу у себя на даче"
+ARTICLE_AUTHOR = "Мария Лесная"
+ARTICLE_DATE = "2024-03-15"
+ARTICLE_SENTENCES = [
+    "Берёзовая роща начинается с правильно выбранного участка и терпения садовника.",
+    "Саженцы лучше высаживать ранней весной, пока почва ещё влажная после таяния снега.",
+    "Между деревьями оставляют не меньше трёх метров, чтобы кронам хватало света.",
+    "Первые два года молодые берёзы поливают раз в неделю, если лето выдалось засушливым.",
+    "Мульча из опилок и хвои удерживает влагу и защищает корни от перегрева.",
+    "Через пять лет на месте пустыря появляется настоящая роща с тенью и птичьими голосами.",
+]
+NAV_MARKER = "Главное меню сайта Садовод"
+FOOTER_MARKER = "Все права защищены редакцией Садовод"
+COMMENT_MARKER = "Отличная статья, спасибо автору за советы"
+
+
+def article_html(charset: str = "utf-8") -> str:
+    paragraphs = "\n".join(
+        f"<p>{' '.join(ARTICLE_SENTENCES[i:i + 2])} Эту мысль стоит запомнить каждому, "
+        f"кто хочет видеть вокруг дома живой лес, а не голую землю.</p>"
+        for i in range(0, len(ARTICLE_SENTENCES), 2)
+    )
+    nav = "".join(f'<li><a href="/s{i}">{NAV_MARKER}: раздел {i}</a></li>' for i in range(8))
+    return f"""<!DOCTYPE html>
+<html lang="ru"><head>
+<meta charset="{charset}">
+<title>{ARTICLE_TITLE} — Садовод</title>
+<meta name="author" content="{ARTICLE_AUTHOR}">
+<meta property="article:published_time" content="{ARTICLE_DATE}T09:00:00+03:00">
+<meta property="og:title" content="{ARTICLE_TITLE}">
+</head><body>
+<header><div class="logo">Садовод</div><nav class="menu"><ul>{nav}</ul></nav></header>
+<main><article>
+<h1>{ARTICLE_TITLE}</h1>
+<p class="byline">Автор: {ARTICLE_AUTHOR}, {ARTICLE_DATE}</p>
+{paragraphs}
+</article>
+<section id="comments" class="comments"><h2>Комментарии</h2>
+<div class="comment"><p>{COMMENT_MARKER}! Посадил берёзы прошлой весной.</p></div>
+<div class="comment"><p>{COMMENT_MARKER}, очень пригодилось на участке.</p></div>
+</section></main>
+<aside class="sidebar"><h3>Популярное</h3><ul><li><a href="/p1">Десять лучших сортов огурцов</a></li></ul></aside>
+<footer class="footer"><p>© 2024 {FOOTER_MARKER}. Перепечатка запрещена.</p>
+<p><a href="/about">О проекте</a> · <a href="/ads">Реклама</a></p></footer>
+</body></html>"""
+
+
+@dataclass
+class Route:
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    delay: float = 0.0
+    stream: int = 0  # > 0: send this many extra bytes with no Content-Length
+
+
+class HtmlSite:
+    """A threaded HTTP server on 127.0.0.1 with the routes the fetch tests need.
+
+    `requests` records (path, Host header) of every request it received.
+    Extra routes: `site.routes["/x"] = Route(...)`.
+    """
+
+    def __init__(self, *, slow_seconds: float = 1.5, huge_bytes: int = 3 * 1024 * 1024,
+                 tls: tuple[Path, Path] | None = None) -> None:
+        self.tls = tls  # (certificate, key) PEM files: serve https
+        self.sni_names: list[str | None] = []
+        self.requests: list[tuple[str, str | None]] = []
+        self.routes: dict[str, Route | Callable[[], Route]] = {}
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        html = article_html().encode("utf-8")
+        html_cp1251 = article_html("windows-1251").encode("cp1251")
+        self.routes.update({
+            "/article": Route(headers={"Content-Type": "text/html; charset=utf-8"}, body=html),
+            "/article-cp1251": Route(headers={"Content-Type": "text/html"}, body=html_cp1251),
+            "/plain": Route(
+                headers={"Content-Type": "text/plain; charset=koi8-r"},
+                body="\n".join(ARTICLE_SENTENCES).encode("koi8-r"),
+            ),
+            "/redirect-metadata": Route(
+                302, {"Location": "http://169.254.169.254/latest/meta-data/"}),
+            "/redirect-private": Route(301, {"Location": "http://10.0.0.7:8080/admin"}),
+            "/redirect-file": Route(302, {"Location": "file:///etc/passwd"}),
+            "/redirect-relative": Route(302, {"Location": "article"}),
+            "/chain/0": Route(302, {"Location": "/article"}),
+            "/chain/1": Route(302, {"Location": "/chain/0"}),
+            "/chain/2": Route(307, {"Location": "/chain/1"}),
+            "/loop": Route(302, {"Location": "/loop"}),
+            "/missing": Route(404, {"Content-Type": "text/html"}, b"<h1>Not found</h1>"),
+            "/forbidden": Route(403, {"Content-Type": "text/html"}, b"<h1>Forbidden</h1>"),
+            "/error": Route(500, {"Content-Type": "text/html"}, b"<h1>Internal error</h1>"),
+            "/busy": Route(429, {"Retry-After": "30"}, b"slow down"),
+            "/slow": Route(headers={"Content-Type": "text/html; charset=utf-8"}, body=html,
+                           delay=slow_seconds),
+            "/huge": Route(headers={"Content-Type": "text/html; charset=utf-8"},
+                           body=b"<html><body><p>", stream=huge_bytes),
+            "/huge-declared": Route(
+                headers={"Content-Type": "text/html; charset=utf-8"},
+                body=b"<html><body>" + b"x" * huge_bytes),
+            "/empty": Route(headers={"Content-Type": "text/html; charset=utf-8"},
+                            body=b"<html><head><title></title></head><body></body></html>"),
+            "/binary": Route(headers={"Content-Type": "application/octet-stream"},
+                             body=random.Random(7).randbytes(4096)),
+            "/image": Route(headers={"Content-Type": "image/png"},
+                            body=b"\x89PNG\r\n\x1a\n" + bytes(64)),
+        })
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None
+        return self._server.server_address[1]
+
+    def url(self, path: str, host: str = "127.0.0.1") -> str:
+        return f"{'https' if self.tls else 'http'}://{host}:{self.port}{path}"
+
+    def hits(self, path: str) -> int:
+        return sum(1 for seen, _ in self.requests if seen == path)
+
+    def __enter__(self) -> HtmlSite:
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"  # close-delimited bodies for streamed routes
+
+            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                site.requests.append((self.path, self.headers.get("Host")))
+                route = site.routes.get(self.path.split("?", 1)[0])
+                if callable(route):
+                    route = route()
+                if route is None:
+                    route = Route(404, {"Content-Type": "text/plain"}, b"no such route")
+                try:
+                    if route.delay:
+                        time.sleep(route.delay)
+                    self.send_response(route.status)
+                    for name, value in route.headers.items():
+                        self.send_header(name, value)
+                    if not route.stream:
+                        self.send_header("Content-Length", str(len(route.body)))
+                    self.end_headers()
+                    self.wfile.write(route.body)
+                    chunk = b"<span>filler</span>" * 3000
+                    sent = 0
+                    while sent < route.stream:
+                        self.wfile.write(chunk)
+                        sent += len(chunk)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (timeouts, size caps): that is the point
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if self.tls:
+            import ssl
+
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain(str(self.tls[0]), str(self.tls[1]))
+            context.sni_callback = lambda _sock, name, _ctx: self.sni_names.append(name)
+            server.socket = context.wrap_socket(server.socket, server_side=True)
+        server.daemon_threads = True
+        server.block_on_close = False
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.shutdown()
+        self._server.server_close()

@@ -1,0 +1,200 @@
+"""Ingestion end to end: a user in «База» mode sends links, files, voice and video to the bot.
+
+Every file is generated here (Cyrillic PDF, DOCX with a table, cp1251 text,
+festival speech as OGG/Opus and MP4, an HTML page served on 127.0.0.1), goes
+through python-telegram-bot ↔ Bot API stand-in ↔ flows, and is checked by
+querying the chunks in Postgres.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import psycopg
+from pgvector.psycopg import register_vector
+import pytest
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
+
+from tests.support.bot import new_bot, running
+from tests.support.documents import (
+    ARTICLE_SENTENCES,
+    FOOTER_MARKER,
+    HtmlSite,
+    make_docx,
+    make_pdf,
+    make_text_file,
+)
+from tests.support.speech import festival_missing, speak, write_audio, write_video
+from tests.support.telegram_standin import TelegramStandin
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(300)]
+
+PDF_PAGES = [
+    "Малина ремонтантная плодоносит на побегах текущего года. Осенью все побеги срезают под корень.",
+    "Голубика любит кислую почву с кислотностью от 4 до 5. Мульчируйте её хвоей или опилками.",
+    "Смородину подкармливают весной азотом, а после сбора ягод — калием и фосфором.",
+]
+SPEECH = "Клубнику поливают утром тёплой водой. Ягоды собирают каждые два дня."
+
+
+def chunks_of(url: str, user_id: int) -> list[dict]:
+    with psycopg.connect(url) as conn:
+        register_vector(conn)
+        conn.row_factory = psycopg.rows.dict_row
+        return conn.execute(
+            "select c.*, d.title as doc_title, d.duration_seconds, d.chunk_count"
+            " from document_chunks c join documents d on d.id = c.document_id"
+            " where c.owner_id = %s order by c.document_id, c.position", (user_id,)).fetchall()
+
+
+def documents_of(url: str, user_id: int) -> int:
+    with psycopg.connect(url) as conn:
+        return conn.execute("select count(*) from documents where owner_id = %s", (user_id,)).fetchone()[0]
+
+
+async def choose_documents(standin: TelegramStandin, user_id: int) -> None:
+    standin.send_text(user_id, "/start")
+    await standin.wait_for_bot_messages_async(user_id, 1)
+    standin.press_button(user_id, "documents")
+    await standin.wait_for_bot_messages_async(user_id, 2)
+
+
+async def reply_to(standin: TelegramStandin, user_id: int, send) -> str:  # type: ignore[no-untyped-def]
+    before = len(standin.bot_messages(user_id))
+    send()
+    messages = await standin.wait_for_bot_messages_async(user_id, before + 1, timeout=240)
+    assert len(messages) == before + 1, [m["text"] for m in messages[before:]]
+    return messages[-1]["text"]
+
+
+async def test_pdf_docx_and_text_files(standin: TelegramStandin, store: str, user_id: int,
+                                       other_user_id: int, tmp_path: Path) -> None:
+    pdf = make_pdf(PDF_PAGES, tmp_path / "ягоды.pdf", title="Ягодник")
+    docx = make_docx(["Обрезка крыжовника", "Крыжовник обрезают ранней весной до распускания почек."],
+                     [["Сорт", "Срок созревания"], ["Малахит", "июль"]], tmp_path / "крыжовник.docx")
+    txt = make_text_file(tmp_path / "заметки.txt", "Жимолость цветёт первой из ягодных культур.\n"
+                         "Её ягоды созревают в конце мая.", "cp1251")
+    async with running(new_bot()):
+        await choose_documents(standin, user_id)
+        said_pdf = await reply_to(standin, user_id, lambda: standin.send_document(
+            user_id, pdf.read_bytes(), "ягоды.pdf", "application/pdf"))
+        said_docx = await reply_to(standin, user_id, lambda: standin.send_document(
+            user_id, docx.read_bytes(), "крыжовник.docx",
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document"))
+        said_txt = await reply_to(standin, user_id, lambda: standin.send_document(
+            user_id, txt.read_bytes(), "заметки.txt", "text/plain"))
+        again = await reply_to(standin, user_id, lambda: standin.send_document(
+            user_id, pdf.read_bytes(), "ягоды-копия.pdf", "application/pdf"))
+
+    assert said_pdf.startswith("✅ Проиндексировано: «Ягодник»") and "фрагментов:" in said_pdf
+    assert "✅" in said_docx and "✅" in said_txt
+    assert "уже есть в вашей базе" in again  # same content, same user: not stored twice
+    rows = chunks_of(store, user_id)
+    assert documents_of(store, user_id) == 3
+    pdf_rows = [r for r in rows if r["source_type"] == "pdf"]
+    assert {r["page"] for r in pdf_rows} == {1, 2, 3}
+    assert any("кислую почву" in r["chunk_text"] and r["page"] == 2 for r in pdf_rows)
+    assert all(r["source_identifier"] == "ягоды.pdf" for r in pdf_rows)
+    docx_text = " ".join(r["chunk_text"] for r in rows if r["source_type"] == "docx")
+    assert "Малахит | июль" in docx_text
+    assert any("Жимолость цветёт" in r["chunk_text"] for r in rows if r["source_type"] == "txt")
+    vectors = [r["embedding"].to_numpy() for r in rows]
+    norms = [float(np.linalg.norm(v)) for v in vectors]
+    assert all(v.shape == (768,) for v in vectors) and all(abs(n - 1) < 1e-2 for n in norms), norms
+    assert all(r["content_hash"] and r["is_active"] for r in rows)
+    assert chunks_of(store, other_user_id) == []
+
+
+async def test_links_in_one_message_run_as_parallel_branches(
+    standin: TelegramStandin, store: str, user_id: int, env
+) -> None:
+    env(GROVE_ALLOW_LOOPBACK_URLS="true")
+    with HtmlSite() as site:
+        async with running(new_bot()):
+            await choose_documents(standin, user_id)
+            said = await reply_to(standin, user_id, lambda: standin.send_text(
+                user_id, f"Почитай {site.url('/article')} и ещё {site.url('/missing')}, пожалуйста"))
+    lines = said.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("✅ Проиндексировано")
+    assert lines[1].startswith("⚠️") and "404" in lines[1]
+    text = " ".join(r["chunk_text"] for r in chunks_of(store, user_id))
+    assert ARTICLE_SENTENCES[0] in text and FOOTER_MARKER not in text  # boilerplate dropped
+    assert {r["source_type"] for r in chunks_of(store, user_id)} == {"url"}
+    with get_client(sync_client=True) as client:
+        deadline = time.monotonic() + 60
+        while True:
+            runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(
+                name=FlowRunFilterName(like_=f"ingest-link-127.0.0.1:{site.port}")))
+            if len(runs) == 2 or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+    assert sorted(r.state.type.value for r in runs) == ["COMPLETED", "FAILED"]
+    failed = next(r for r in runs if r.state.is_failed())
+    assert "404" in (failed.state.message or "")  # the reason is in the Prefect run
+    first, second = sorted(runs, key=lambda r: r.start_time)
+    assert second.start_time < first.end_time  # the two branches overlapped in time
+
+
+@pytest.mark.models
+async def test_voice_and_video_are_transcribed_with_timestamps(
+    standin: TelegramStandin, store: str, user_id: int, tmp_path: Path
+) -> None:
+    if reason := festival_missing():
+        pytest.skip(reason)
+    samples = speak(SPEECH, tmp_path, "speech")
+    voice = write_audio(tmp_path / "voice.ogg", [samples])
+    video = write_video(tmp_path / "clip.mp4", samples)
+    async with running(new_bot()):
+        await choose_documents(standin, user_id)
+        said_voice = await reply_to(standin, user_id, lambda: standin.send_voice(
+            user_id, voice.read_bytes(), duration=int(len(samples) / 16000) + 1))
+        said_video = await reply_to(standin, user_id, lambda: standin.send_video(
+            user_id, video.read_bytes(), duration=int(len(samples) / 16000) + 1, file_name="clip.mp4"))
+    assert "✅" in said_voice and "длительность 0:0" in said_voice
+    assert "✅" in said_video
+    rows = chunks_of(store, user_id)
+    assert {r["source_type"] for r in rows} == {"voice", "video"}
+    heard = " ".join(r["chunk_text"] for r in rows).lower()
+    assert "клубник" in heard and "ягод" in heard
+    assert all(r["ts_start"] is not None and r["ts_end"] >= r["ts_start"] for r in rows)
+    assert all(r["duration_seconds"] and r["duration_seconds"] > 2 for r in rows)
+
+
+async def test_bad_input_gets_a_clear_message_and_writes_nothing(
+    standin: TelegramStandin, store: str, user_id: int, tmp_path: Path
+) -> None:
+    async with running(new_bot()):
+        await choose_documents(standin, user_id)
+        unknown = await reply_to(standin, user_id, lambda: standin.send_document(
+            user_id, b"MZ\x90\x00binary", "setup.exe", "application/octet-stream"))
+        corrupt = await reply_to(standin, user_id, lambda: standin.send_document(
+            user_id, b"%PDF-1.7\n garbage that is not a pdf", "broken.pdf", "application/pdf"))
+        empty_audio = await reply_to(standin, user_id, lambda: standin.send_voice(
+            user_id, write_audio(tmp_path / "silence.ogg", [np.zeros(16000 * 3, np.float32)]).read_bytes(),
+            duration=3))
+        dead_link = await reply_to(standin, user_id, lambda: standin.send_text(
+            user_id, "http://169.254.169.254/latest/meta-data/"))
+    assert unknown.startswith("⚠️") and "не поддерживается" in unknown
+    assert corrupt.startswith("⚠️") and "PDF" in corrupt
+    assert empty_audio.startswith("⚠️") and "речь" in empty_audio
+    assert dead_link.startswith("⚠️")
+    assert documents_of(store, user_id) == 0 and chunks_of(store, user_id) == []
+
+
+async def test_clean_base_removes_only_this_users_documents(
+    standin: TelegramStandin, store: str, user_id: int, other_user_id: int
+) -> None:
+    note = "Ежевику укрывают на зиму, пригибая плети к земле и засыпая их лапником."
+    async with running(new_bot()):
+        for uid in (user_id, other_user_id):
+            await choose_documents(standin, uid)
+            assert "✅" in await reply_to(standin, uid, lambda uid=uid: standin.send_text(uid, note))
+        ask = await reply_to(standin, user_id, lambda: standin.send_text(user_id, "/clean_base"))
+        assert "Удалить все ваши документы" in ask
+        done = await reply_to(standin, user_id, lambda: standin.press_button(user_id, "clean_base:yes"))
+    assert done == "База очищена: удалено документов — 1."
+    assert documents_of(store, user_id) == 0 and chunks_of(store, user_id) == []
+    assert documents_of(store, other_user_id) == 1

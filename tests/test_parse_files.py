@@ -1,0 +1,305 @@
+"""The file branch: real PDFs, DOCX files and text files, generated here."""
+
+from __future__ import annotations
+
+import os
+import random
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from nodes import parse_files as node
+from nodes.ingest_types import IngestError
+from nodes.parse_files import parse_file
+from tests.support.documents import (
+    grove_settings,
+    make_docx,
+    make_encrypted_pdf,
+    make_image_only_pdf,
+    make_pdf,
+    make_png,
+    make_text_file,
+    make_zip,
+    make_zip_bomb_docx,
+)
+
+SUPPORTED = "Поддерживаются PDF, DOCX, TXT, MD, а также аудио и видео"
+PAGES = [
+    "Глава первая. Берёзовая роща начинается с правильно выбранного участка.",
+    "Глава вторая. Саженцы высаживают ранней весной, пока почва влажная.",
+    "Глава третья. Через пять лет на месте пустыря шумит настоящая роща.",
+]
+TEXT = (
+    "Съешь же ещё этих мягких французских булок, да выпей чаю.\n"
+    "Широкая электрификация южных губерний даст мощный толчок подъёму сельского хозяйства."
+)
+
+
+@pytest.fixture(autouse=True)
+def default_settings() -> Iterator[None]:
+    with grove_settings(max_file_bytes=20 * 1024 * 1024):
+        yield
+
+
+def _error(path: Path, name: str | None = None, mime: str | None = None) -> IngestError:
+    with pytest.raises(IngestError) as caught:
+        parse_file(str(path), name or path.name, mime)
+    return caught.value
+
+
+# --- PDF -----------------------------------------------------------------------
+
+
+def test_pdf_pages_in_order(tmp_path: Path) -> None:
+    path = make_pdf(PAGES, tmp_path / "roscha.pdf", title="Роща своими руками", author="Мария Лесная")
+    doc = parse_file(str(path), "roscha.pdf", "application/pdf")
+    assert doc.source_type == "pdf"
+    assert doc.source_identifier == "roscha.pdf"
+    assert doc.pages == PAGES  # one string per page, 1-based order kept, Cyrillic intact
+    assert doc.text == "\n\n".join(PAGES)
+    assert doc.title == "Роща своими руками"
+    assert doc.author == "Мария Лесная"
+    assert doc.meta["page_count"] == 3
+
+
+def test_pdf_sniffed_by_content_not_name(tmp_path: Path) -> None:
+    path = make_pdf(PAGES[:1], tmp_path / "notes.txt")
+    doc = parse_file(str(path), "notes.txt", "text/plain")
+    assert doc.source_type == "pdf" and doc.pages == PAGES[:1]
+
+
+def test_long_pdf_keeps_every_page_in_order(tmp_path: Path) -> None:
+    sentence = "Съешь же ещё этих мягких французских булок, да выпей чаю. "
+    pages = [f"Страница {n}. " + sentence * 30 for n in range(1, 101)]
+    path = make_pdf(pages, tmp_path / "long.pdf")
+    doc = parse_file(str(path), "long.pdf", None)
+    assert doc.pages is not None and len(doc.pages) == 100
+    assert doc.pages[41].startswith("Страница 42.")
+
+
+def test_encrypted_pdf_refused(tmp_path: Path) -> None:
+    error = _error(make_encrypted_pdf(tmp_path / "secret.pdf", user_password="пароль"))
+    assert error.user_message == "PDF защищён паролем — снимите защиту и пришлите файл снова."
+
+
+def test_pdf_with_empty_user_password_opens(tmp_path: Path) -> None:
+    path = make_encrypted_pdf(tmp_path / "owner-only.pdf", user_password="", text="Открытый отчёт.")
+    assert parse_file(str(path), "owner-only.pdf", None).pages == ["Открытый отчёт."]
+
+
+def test_image_only_pdf_needs_ocr(tmp_path: Path) -> None:
+    error = _error(make_image_only_pdf(tmp_path / "scan.pdf"))
+    assert "похоже, это скан" in error.user_message
+    assert "OCR" in error.user_message and "не поддерживается" in error.user_message
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_corrupt_pdf(tmp_path: Path, damage: str) -> None:
+    path = tmp_path / "broken.pdf"
+    if damage == "garbage":
+        path.write_bytes(b"%PDF-1.7\n1 0 obj << /Type /Catalog /Pages 9 0 R >>\nendobj\n%%EO")
+    else:
+        whole = make_pdf(PAGES, tmp_path / "whole.pdf").read_bytes()
+        path.write_bytes(whole[: len(whole) // 2])
+    assert _error(path).user_message == "Не удалось открыть PDF: файл повреждён."
+
+
+def test_pdf_name_without_pdf_content(tmp_path: Path) -> None:
+    path = tmp_path / "fake.pdf"
+    path.write_text("это не PDF, а просто текст", encoding="utf-8")
+    assert _error(path).user_message == "Не удалось открыть PDF: файл повреждён."
+
+
+# --- DOCX ----------------------------------------------------------------------
+
+
+def test_docx_paragraphs_and_tables_in_order(tmp_path: Path) -> None:
+    path = make_docx(
+        ["Берёзы любят свет.", "Дубы растут медленно."],
+        [["Дерево", "Высота", "Возраст"], ["Берёза", "25 м", "80 лет"], ["Дуб", "30 м", "300 лет"]],
+        tmp_path / "trees.docx",
+        heading="Деревья нашей рощи",
+        after_table=["Итог: сажайте и то, и другое."],
+        title="Справочник рощи",
+        author="Пётр Дубов",
+    )
+    doc = parse_file(str(path), "trees.docx", None)
+    assert doc.source_type == "docx"
+    assert doc.text.split("\n\n") == [
+        "Деревья нашей рощи",
+        "Берёзы любят свет.",
+        "Дубы растут медленно.",
+        "Дерево | Высота | Возраст\nБерёза | 25 м | 80 лет\nДуб | 30 м | 300 лет",
+        "Итог: сажайте и то, и другое.",
+    ]
+    assert doc.title == "Справочник рощи"
+    assert doc.author == "Пётр Дубов"
+    assert doc.meta == {"paragraphs": 4, "tables": 1}
+
+
+def test_long_docx_keeps_paragraph_order(tmp_path: Path) -> None:
+    count = 3000
+    path = make_docx([f"Абзац {n}: съешь же ещё этих мягких французских булок." for n in range(count)],
+                     None, tmp_path / "long.docx")
+    doc = parse_file(str(path), "long.docx", None)
+    assert doc.meta["paragraphs"] == count
+    assert doc.text.split("\n\n")[1234] == "Абзац 1234: съешь же ещё этих мягких французских булок."
+
+
+def test_docx_zip_bomb_refused_before_decompressing(tmp_path: Path) -> None:
+    path = make_zip_bomb_docx(tmp_path / "bomb.docx")
+    opened: list[str] = []
+    real_open = zipfile.ZipFile.open
+
+    def spy(self, name, *args, **kwargs):  # type: ignore[no-untyped-def]
+        opened.append(str(getattr(name, "filename", name)))
+        return real_open(self, name, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(zipfile.ZipFile, "open", spy)
+        error = _error(path)
+    assert opened == []  # refused from the central directory, nothing decompressed
+    assert "выглядит подозрительно" in error.user_message
+    assert "ratio" in error.reason
+
+
+def test_docx_total_size_and_entry_caps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = make_docx(["Обычный документ."], None, tmp_path / "plain.docx")
+    assert parse_file(str(path), "plain.docx", None).text == "Обычный документ."
+    monkeypatch.setattr(node, "DOCX_MAX_UNCOMPRESSED", 1000)
+    assert "uncompresses to more than 1000" in _error(path).reason
+    monkeypatch.setattr(node, "DOCX_MAX_UNCOMPRESSED", 200 * 1024 * 1024)
+    monkeypatch.setattr(node, "DOCX_MAX_ENTRIES", 3)
+    assert "entries" in _error(path).reason
+
+
+def test_docx_that_is_not_a_zip(tmp_path: Path) -> None:
+    path = tmp_path / "report.docx"
+    path.write_bytes(b"Just some bytes pretending to be a Word file")
+    assert _error(path).user_message == "Не удалось открыть DOCX: файл повреждён или это не документ Word."
+    broken = make_docx(["Текст"], None, tmp_path / "cut.docx").read_bytes()
+    (tmp_path / "cut.docx").write_bytes(broken[:200])
+    assert "файл повреждён" in _error(tmp_path / "cut.docx").user_message
+
+
+def test_zip_archive_and_other_office_files_unsupported(tmp_path: Path) -> None:
+    archive = make_zip(tmp_path / "photos.zip", {"a.txt": b"hello"})
+    error = _error(archive)
+    assert error.user_message == f"Этот тип файла не поддерживается: ZIP-архив. {SUPPORTED}."
+    sheet = make_zip(tmp_path / "table.xlsx", {"[Content_Types].xml": b"<x/>", "xl/workbook.xml": b"<x/>"})
+    assert "таблица Excel (XLSX)" in _error(sheet).user_message
+
+
+def test_empty_docx(tmp_path: Path) -> None:
+    path = make_docx([], None, tmp_path / "blank.docx")
+    assert _error(path).user_message == "В файле «blank.docx» нет текста — индексировать нечего."
+
+
+# --- TXT / MD ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("encoding, bom", [
+    ("utf-8", False),
+    ("utf-8", True),
+    ("cp1251", False),
+    ("koi8-r", False),
+    ("utf-16-le", True),
+    ("utf-16-be", True),
+    ("utf-16-le", False),
+    ("utf-16-be", False),
+])
+def test_text_encodings(tmp_path: Path, encoding: str, bom: bool) -> None:
+    path = make_text_file(tmp_path / "note.txt", TEXT, encoding, bom=bom)
+    doc = parse_file(str(path), "note.txt", "text/plain")
+    assert doc.text == TEXT
+    assert doc.source_type == "txt"
+    assert doc.meta["encoding"]
+
+
+def test_cp1251_detected(tmp_path: Path) -> None:
+    path = make_text_file(tmp_path / "old.txt", TEXT, "cp1251")
+    assert parse_file(str(path), "old.txt", None).meta["encoding"] == "cp1251"
+
+
+def test_markdown(tmp_path: Path) -> None:
+    source = "# Заметки о роще\n\nБерёзы сажаем весной, **обязательно** с мульчей.\n\n- полив\n- свет\n"
+    path = make_text_file(tmp_path / "notes.md", source, "utf-8")
+    doc = parse_file(str(path), "notes.md", "text/markdown")
+    assert doc.source_type == "md"
+    assert doc.title == "Заметки о роще"
+    assert doc.text == source.strip()
+
+
+def test_crlf_normalised(tmp_path: Path) -> None:
+    path = make_text_file(tmp_path / "win.txt", TEXT.replace("\n", "\r\n"), "cp1251")
+    assert parse_file(str(path), "win.txt", None).text == TEXT
+
+
+@pytest.mark.parametrize("junk", ["random", "controls"])
+def test_binary_junk_in_txt(tmp_path: Path, junk: str) -> None:
+    path = tmp_path / "data.txt"
+    if junk == "random":
+        path.write_bytes(random.Random(3).randbytes(4000))
+    else:
+        path.write_bytes(("Текст " + "\x01\x02\x03\x1b" * 50).encode("utf-8"))
+    assert _error(path).user_message == "Файл не похож на текст — внутри двоичные данные."
+
+
+@pytest.mark.parametrize("content", [b"", b"   \n\n\t  \r\n"])
+def test_empty_text_file(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "empty.txt"
+    path.write_bytes(content)
+    assert _error(path).user_message == "В файле «empty.txt» нет текста — индексировать нечего."
+
+
+# --- unsupported, size ---------------------------------------------------------
+
+
+def test_image_unsupported(tmp_path: Path) -> None:
+    error = _error(make_png(tmp_path / "photo.png"), mime="image/png")
+    assert error.user_message == f"Этот тип файла не поддерживается: изображение PNG. {SUPPORTED}."
+
+
+def test_image_disguised_as_text(tmp_path: Path) -> None:
+    path = make_png(tmp_path / "photo.png")
+    error = _error(path, name="readme.txt", mime="text/plain")
+    assert "изображение PNG" in error.user_message
+
+
+def test_executable_and_unknown_unsupported(tmp_path: Path) -> None:
+    exe = tmp_path / "setup.exe"
+    exe.write_bytes(b"MZ\x90\x00\x03\x00\x00\x00\x04\x00\x00\x00\xff\xff" + bytes(200))
+    assert "исполняемый файл" in _error(exe).user_message
+    unknown = tmp_path / "data.xyz"
+    unknown.write_text("какой-то текст в неизвестном формате", encoding="utf-8")
+    error = _error(unknown, mime="application/x-whatever")
+    assert error.user_message == f"Этот тип файла не поддерживается: XYZ. {SUPPORTED}."
+
+
+def test_legacy_doc_unsupported(tmp_path: Path) -> None:
+    doc = tmp_path / "old.doc"
+    doc.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(512))
+    assert "сохраните файл как DOCX" in _error(doc, mime="application/msword").user_message
+
+
+def test_file_over_20_mb(tmp_path: Path) -> None:
+    path = tmp_path / "huge.txt"
+    with path.open("wb") as handle:  # sparse: no 21 MB actually written
+        handle.truncate(21 * 1024 * 1024)
+    error = _error(path)
+    assert "Максимум — 20 МБ" in error.user_message
+    assert "Telegram" in error.user_message
+    assert str(21 * 1024 * 1024) in error.reason
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    assert _error(tmp_path / "nowhere.pdf").user_message == "Не удалось прочитать файл."
+
+
+def test_prefect_task_wraps_parse_file(tmp_path: Path) -> None:
+    path = make_text_file(tmp_path / "t.txt", TEXT, "utf-8")
+    assert node.parse_file_task.name == "parse-file"
+    assert node.parse_file_task.fn(str(path), "t.txt", None).text == TEXT
+    assert os.path.exists(path)
