@@ -18,7 +18,6 @@ import os
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +44,8 @@ MODEL_DIR = Path(__file__).resolve().parent.parent / ".grove" / "models" / "embe
 N_CANDIDATES = 30
 K = 10
 WEIGHTS = [round(w, 2) for w in np.arange(0.05, 1.0, 0.05)]
+ANALYZERS = ("pymorphy", "snowball", "lower")
+N_FOLDS = 5
 
 
 # --------------------------------------------------------------------------- metrics
@@ -59,11 +60,6 @@ def metrics_at_k(ranked_ids: Sequence[str], relevant: Sequence[str], k: int = K)
     recall = sum(1 for pid in top if pid in rel) / len(rel)
     mrr = next((1.0 / (i + 1) for i, pid in enumerate(top) if pid in rel), 0.0)
     return dcg / idcg, recall, mrr
-
-
-def evaluate(rankings: dict[str, list[str]], queries: Sequence[Query]) -> dict[str, float]:
-    rows = np.array([metrics_at_k(rankings[q.id], q.relevant_ids) for q in queries])
-    return {"ndcg": rows[:, 0].mean(), "recall": rows[:, 1].mean(), "mrr": rows[:, 2].mean(), "per_query": rows[:, 0]}
 
 
 def order_by(candidates: Sequence[Candidate], scores: np.ndarray) -> list[str]:
@@ -129,16 +125,6 @@ def query_embeddings(model, evalset: EvalSet) -> np.ndarray:  # noqa: ANN001
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-@dataclass
-class Row:
-    stage: str
-    config: str
-    held: dict[str, float]
-    tune: dict[str, float]
-    latency_ms: float | None
-    p_value: float | None = None
 
 
 def paired_p(a: np.ndarray, b: np.ndarray) -> float | None:
@@ -213,134 +199,151 @@ def main() -> None:
         sims = corpus @ qemb[qi]
         top = np.argsort(-sims, kind="stable")[:N_CANDIDATES]
         candidates[query.id] = [Candidate(ids[j], by_id[ids[j]].text, float(1.0 - sims[j])) for j in top]
-    texts_of = {q.id: q.text for q in evalset.queries}
 
     recall30 = np.mean([len(set(q.relevant_ids) & {c.id for c in candidates[q.id]}) / len(q.relevant_ids) for q in held])
     any30 = np.mean([bool(set(q.relevant_ids) & {c.id for c in candidates[q.id]}) for q in held])
     print(f"held-out recall@30 of the vector search: {recall30:.3f} (a relevant passage in top 30: {any30:.3f})")
 
-    def run(scorer: Callable[[Query], np.ndarray], queries: Sequence[Query]) -> dict[str, float]:
-        return evaluate({q.id: order_by(candidates[q.id], scorer(q)) for q in queries}, queries)
+    queries = evalset.queries
+    n = len(queries)
+    position = {q.id: i for i, q in enumerate(queries)}
+    tune_idx = np.array([position[q.id] for q in tune])
+    held_idx = np.array([position[q.id] for q in held])
+    question_idx = np.array([position[q.id] for q in held if q.kind == "question"])
+    folds = np.array([int(hashlib.sha1(q.id.encode()).hexdigest()[8:16], 16) % N_FOLDS for q in queries])
+
+    def per_query(scorer: Callable[[Query], np.ndarray]) -> np.ndarray:
+        """(n_queries x 3) nDCG@10, recall@10, MRR@10 of a scorer over the candidates."""
+        return np.array([metrics_at_k(order_by(candidates[q.id], scorer(q)), q.relevant_ids) for q in queries])
 
     def vector(q: Query) -> np.ndarray:
         return np.array([1.0 - c.distance for c in candidates[q.id]])
 
-    rows: list[Row] = []
-    base_held = run(vector, held)
-    none_stage = NoRerank()
-    lat_none = timed_median(lambda: [none_stage.rerank(texts_of[q.id], candidates[q.id]) for q in held[:1]], range(50))
-    rows.append(Row("none", "vector order", base_held, run(vector, tune), lat_none))
+    # family -> {config label -> per-query metrics}; a stage's parameters are chosen within its family
+    families: dict[str, dict[str, np.ndarray]] = {"none": {"vector order": per_query(vector)}}
 
-    # ---- BM25 fusion: grid on the tuning split
-    corpus_stats = {a: TermStats.from_texts((p.text for p in evalset.passages), a) for a in ("pymorphy", "snowball", "lower")}
-    lexical: dict[tuple[str, str], dict[str, np.ndarray]] = {}
-    for analyzer in ("pymorphy", "snowball", "lower"):
+    # ---- BM25 fusion grid
+    corpus_stats = {a: TermStats.from_texts((p.text for p in evalset.passages), a) for a in ANALYZERS}
+    for analyzer in ANALYZERS:
+        family = families.setdefault(f"bm25-fusion[{analyzer}]", {})
         for idf in ("candidates", "corpus"):
             stats = corpus_stats[analyzer] if idf == "corpus" else None
-            lexical[(analyzer, idf)] = {
+            lex = {
                 q.id: bm25_scores(analyze(q.text, analyzer), [analyze(c.text, analyzer) for c in candidates[q.id]], stats=stats)
-                for q in evalset.queries
+                for q in queries
             }
-    grid_results = []
-    for (analyzer, idf), method, weight in itertools.product(lexical, ("rrf", "linear"), WEIGHTS):
-        lex = lexical[(analyzer, idf)]
-        scorer = lambda q, lex=lex, method=method, weight=weight: fuse(vector(q), lex[q.id], method=method, weight=weight)  # noqa: E731
-        grid_results.append((run(scorer, tune)["ndcg"], analyzer, idf, method, weight, scorer))
-    grid_results.sort(key=lambda r: -r[0])
-    best_by_analyzer = {}
-    for result in grid_results:
-        best_by_analyzer.setdefault(result[1], result)
-    for analyzer in ("pymorphy", "snowball", "lower"):
-        _, _, idf, method, weight, scorer = best_by_analyzer[analyzer]
-        held_res = run(scorer, held)
-        stage_name = "bm25-fusion" if analyzer == "pymorphy" else f"bm25-fusion[{analyzer}]"
-        stage = BM25FusionReranker(analyzer=analyzer, fusion=method, weight=weight, stats=corpus_stats[analyzer] if idf == "corpus" else None)
-        latency = timed_median(lambda stage=stage: [stage.rerank(texts_of[q.id], candidates[q.id]) for q in held[:1]], range(20))
-        rows.append(Row(stage_name, f"{method} w={weight} idf={idf}", held_res, run(scorer, tune), latency, paired_p(held_res["per_query"], base_held["per_query"])))
-    # The module's defaults, as shipped (so the table shows what get_reranker gives).
-    shipped = BM25FusionReranker()
-    shipped_scorer = lambda q: shipped.scores(q.text, candidates[q.id])  # noqa: E731
-    shipped_held = run(shipped_scorer, held)
-    rows.append(Row("bm25-fusion (shipped defaults)", f"{shipped.fusion} w={shipped.weight} idf=candidates", shipped_held, run(shipped_scorer, tune), None, paired_p(shipped_held["per_query"], base_held["per_query"])))
-    # Plain BM25 alone (weight 1), for reference.
-    bm25_only = lambda q: lexical[("pymorphy", "candidates")][q.id]  # noqa: E731
-    bm25_only_held = run(bm25_only, held)
-    rows.append(Row("bm25 alone", "pymorphy idf=candidates", bm25_only_held, run(bm25_only, tune), None, paired_p(bm25_only_held["per_query"], base_held["per_query"])))
+            if analyzer == "pymorphy" and idf == "candidates":
+                families["bm25 alone (pymorphy)"] = {"weight 1, idf=candidates": per_query(lambda q, lex=lex: lex[q.id])}
+            for method, weight in itertools.product(("rrf", "linear"), WEIGHTS):
+                scorer = lambda q, lex=lex, m=method, w=weight: fuse(vector(q), lex[q.id], method=m, weight=w)  # noqa: E731
+                family[f"{method} w={weight} idf={idf}"] = per_query(scorer)
 
     # ---- late interaction: passage tokens come from the corpus pass; queries are encoded here
-    raw_tokens = tokens_of
-    query_raw = {q.id: li.content_tokens([q.text], li.query_prompt)[0] for q in evalset.queries}
-    li_scores: dict[str, dict[str, np.ndarray]] = {}
-    for variant in ("raw", "projected"):
-        project = variant == "projected"
-        need = {c.id for q in evalset.queries for c in candidates[q.id]}
-        doc_vecs = {pid: li.prepare(raw_tokens[pid], project) for pid in need}
-        li_scores[variant] = {}
-        for q in evalset.queries:
-            qv = li.prepare(query_raw[q.id], project)
-            li_scores[variant][q.id] = np.array([li.maxsim(qv, doc_vecs[c.id]) for c in candidates[q.id]])
-        del doc_vecs
-    li_grid = []
-    for variant in ("raw", "projected"):
-        sc = li_scores[variant]
-        li_grid.append((run(lambda q, sc=sc: sc[q.id], tune)["ndcg"], variant, 0.0, lambda q, sc=sc: sc[q.id]))
-        for weight in WEIGHTS:
-            scorer = lambda q, sc=sc, weight=weight: fuse(vector(q), sc[q.id], method="linear", weight=1.0 - weight)  # noqa: E731
-            li_grid.append((run(scorer, tune)["ndcg"], variant, weight, scorer))
-    # Pure MaxSim (no fusion) as its own row, then the best tuned fusion.
-    li.project = True
-    li_latency_queries = held[: args.li_latency_queries]
-    li_times, li_agree, loads = [], [], []
-    for q in li_latency_queries:  # uncached: what a query really costs
-        started = time.perf_counter()
-        live = li.rerank(q.text, candidates[q.id])
-        li_times.append(time.perf_counter() - started)
-        loads.append(os.getloadavg()[0])
-        offline = order_by(candidates[q.id], li_scores["projected"][q.id])[:K]
-        li_agree.append(len({r.id for r in live} & set(offline)) / K)
-    lat_li = statistics.median(li_times) * 1000
+    query_raw = {q.id: li.content_tokens([q.text], li.query_prompt)[0] for q in queries}
+    need = {c.id for q in queries for c in candidates[q.id]}
+    fused_family = families.setdefault("late-interaction+vector", {})
     for variant in ("projected", "raw"):
-        sc = li_scores[variant]
-        pure = lambda q, sc=sc: sc[q.id]  # noqa: E731
-        pure_held = run(pure, held)
-        rows.append(Row(f"late-interaction[{variant}]", "MaxSim only", pure_held, run(pure, tune), lat_li, paired_p(pure_held["per_query"], base_held["per_query"])))
-    fused = [r for r in li_grid if r[2] > 0]
-    fused.sort(key=lambda r: -r[0])
-    _, variant, weight, scorer = fused[0]
-    fused_held = run(scorer, held)
-    rows.append(Row("late-interaction+vector", f"{variant} vector_weight={weight}", fused_held, run(scorer, tune), lat_li, paired_p(fused_held["per_query"], base_held["per_query"])))
+        project = variant == "projected"
+        doc_vecs = {pid: li.prepare(tokens_of[pid], project) for pid in need}
+        late = {}
+        for q in queries:
+            qv = li.prepare(query_raw[q.id], project)
+            late[q.id] = np.array([li.maxsim(qv, doc_vecs[c.id]) for c in candidates[q.id]])
+        del doc_vecs
+        families[f"late-interaction[{variant}]"] = {"MaxSim only": per_query(lambda q, late=late: late[q.id])}
+        for weight in WEIGHTS:
+            scorer = lambda q, late=late, w=weight: fuse(vector(q), late[q.id], method="linear", weight=1.0 - w)  # noqa: E731
+            fused_family[f"{variant} vector_weight={weight}"] = per_query(scorer)
 
-    # ---- analyser speed (ms per query: 30 candidates + query)
-    speed = analyzer_speed([[texts_of[q.id]] + [c.text for c in candidates[q.id]] for q in held[:30]])
+    def best(family: dict[str, np.ndarray], idx: np.ndarray) -> str:
+        return max(family, key=lambda label: (family[label][idx, 0].mean(), -list(family).index(label)))
+
+    def cross_validated(family: dict[str, np.ndarray]) -> np.ndarray:
+        out = np.zeros((n, 3))
+        for fold in range(N_FOLDS):
+            test = np.where(folds == fold)[0]
+            train = np.where(folds != fold)[0]
+            out[test] = family[best(family, train)][test]
+        return out
+
+    base = families["none"]["vector order"]
+
+    # ---- latency of each chosen stage, as get_reranker-style objects would run it
+    chosen = {name: best(family, tune_idx) for name, family in families.items()}
+    latency: dict[str, float] = {}
+    none_stage = NoRerank()
+    latency["none"] = timed_median(lambda: none_stage.rerank(held[0].text, candidates[held[0].id]), range(50))
+    for analyzer in ANALYZERS:
+        method, w, idf = _parse_bm25(chosen[f"bm25-fusion[{analyzer}]"])
+        stage = BM25FusionReranker(analyzer=analyzer, fusion=method, weight=w, stats=corpus_stats[analyzer] if idf == "corpus" else None)
+        stage.rerank(held[0].text, candidates[held[0].id])  # warm the lemma cache as a running bot would be
+        latency[f"bm25-fusion[{analyzer}]"] = statistics.median(
+            _time(lambda q=q: stage.rerank(q.text, candidates[q.id])) for q in held) * 1000
+    variant, vw = chosen["late-interaction+vector"].split(" vector_weight=")
+    live = LateInteractionReranker(model, project=variant == "projected", vector_weight=float(vw))
+    li_times, loads = [], []
+    for q in held[: args.li_latency_queries]:  # uncached: query + 30 passages encoded per call
+        li_times.append(_time(lambda q=q: live.rerank(q.text, candidates[q.id])))
+        loads.append(os.getloadavg()[0])
+    for name in families:
+        if name.startswith("late-interaction"):
+            latency[name] = statistics.median(li_times) * 1000
 
     # ---- report
     print()
-    print(f"Held-out split: {len(held)} queries ({sum(q.kind == 'question' for q in held)} FAQ questions, "
-          f"{sum(q.kind == 'heading' for q in held)} headings); {len(evalset.passages)} passages; "
-          f"top {N_CANDIDATES} by exact cosine -> rerank -> top {K}.")
-    header = f"{'stage':34s} {'config':34s} {'nDCG@10':>8s} {'R@10':>6s} {'MRR@10':>7s} {'tune nDCG':>9s} {'p vs none':>9s} {'median ms':>9s}"
+    print(f"Held-out split: {len(held)} queries ({len(question_idx)} FAQ questions, {len(held) - len(question_idx)} headings); "
+          f"{len(evalset.passages)} passages; top {N_CANDIDATES} by exact cosine -> rerank -> top {K}. "
+          f"Parameters chosen on the tuning split ({len(tune)} queries) by nDCG@10.")
+    header = (f"{'stage':28s} {'chosen on tune':30s} {'nDCG@10':>7s} {'R@10':>6s} {'MRR@10':>6s} {'nDCG q-only':>11s} "
+              f"{'p vs none':>9s} {'tune nDCG':>9s} {'5-fold CV nDCG':>14s} {'median ms':>9s}")
     print(header)
     print("-" * len(header))
-    for row in rows:
-        p = "" if row.p_value is None else f"{row.p_value:.3f}"
-        lat = "" if row.latency_ms is None else f"{row.latency_ms:.1f}"
-        print(f"{row.stage:34s} {row.config:34s} {row.held['ndcg']:8.3f} {row.held['recall']:6.3f} {row.held['mrr']:7.3f} {row.tune['ndcg']:9.3f} {p:>9s} {lat:>9s}")
+    results = []
+    for name, family in families.items():
+        label = chosen[name]
+        m = family[label]
+        cv = cross_validated(family)
+        p = paired_p(m[held_idx, 0], base[held_idx, 0])
+        lat = latency.get(name)
+        print(f"{name:28s} {label:30s} {m[held_idx, 0].mean():7.3f} {m[held_idx, 1].mean():6.3f} {m[held_idx, 2].mean():6.3f} "
+              f"{m[question_idx, 0].mean():11.3f} {'' if p is None else f'{p:.3f}':>9s} {m[tune_idx, 0].mean():9.3f} "
+              f"{cv[:, 0].mean():14.3f} {'' if lat is None else f'{lat:.1f}':>9s}")
+        results.append({"stage": name, "config": label, "held_ndcg": m[held_idx, 0].mean(), "held_recall": m[held_idx, 1].mean(),
+                        "held_mrr": m[held_idx, 2].mean(), "held_questions_ndcg": m[question_idx, 0].mean(), "p_vs_none": p,
+                        "tune_ndcg": m[tune_idx, 0].mean(), "cv_ndcg": cv[:, 0].mean(), "median_ms": lat})
     print()
-    print("p: two-sided Wilcoxon signed-rank on per-query nDCG@10 vs 'none' (held-out).")
-    print(f"late-interaction latency: median of {len(li_times)} uncached held-out queries (query + {N_CANDIDATES} passages encoded, 2 threads); "
-          f"min {min(li_times) * 1000:.0f} ms, max {max(li_times) * 1000:.0f} ms; 1-min load average meanwhile "
-          f"{min(loads):.1f}-{max(loads):.1f} on 2 cores; live top-10 vs cached-token top-10 overlap {np.mean(li_agree):.2f}")
+    print(f"nDCG q-only: held-out FAQ questions only. p: two-sided Wilcoxon signed-rank on per-query nDCG@10 vs 'none' (held-out). "
+          f"5-fold CV: all {n} queries, parameters re-chosen on the other 4 folds.")
+    print(f"vector search alone, all {n} queries: nDCG@10 {base[:, 0].mean():.3f}, MRR@10 {base[:, 2].mean():.3f}")
+    print(f"late-interaction latency: median of {len(li_times)} uncached held-out queries (query + {N_CANDIDATES} passages encoded, "
+          f"bf16, 2 threads), min {min(li_times) * 1000:.0f} ms, max {max(li_times) * 1000:.0f} ms; 1-min load average meanwhile "
+          f"{min(loads):.1f}-{max(loads):.1f} (this process included)")
+    speed = analyzer_speed([[q.text] + [c.text for c in candidates[q.id]] for q in held[:30]])
     print("analyser cost per query (query + 30 candidates): " + ", ".join(
         f"{name}: cold {cold:.0f} ms, warm {warm:.1f} ms" for name, (cold, warm) in speed.items()))
-    print(f"top-5 BM25 fusion configs on tune: " + "; ".join(
-        f"{a}/{i}/{m} w={w}: {n:.3f}" for n, a, i, m, w, _ in grid_results[:5]))
-    print(f"DEFAULT_OFFLINE_RERANKER in nodes/rerank.py: {DEFAULT_OFFLINE_RERANKER!r}")
+    bm25_family = families["bm25-fusion[pymorphy]"]
+    top5 = sorted(bm25_family, key=lambda lbl: -bm25_family[lbl][tune_idx, 0].mean())[:5]
+    print("top-5 bm25-fusion[pymorphy] configs on tune: " + "; ".join(
+        f"{lbl}: {bm25_family[lbl][tune_idx, 0].mean():.3f} (held {bm25_family[lbl][held_idx, 0].mean():.3f})" for lbl in top5))
+    shipped_bm25 = BM25FusionReranker()
+    shipped_li = LateInteractionReranker(model)
+    print(f"module defaults: bm25-fusion {shipped_bm25.analyzer}/{shipped_bm25.fusion} w={shipped_bm25.weight} idf="
+          f"{'candidates' if shipped_bm25.stats is None else 'corpus'}; late-interaction project={shipped_li.project} "
+          f"vector_weight={shipped_li.vector_weight}; DEFAULT_OFFLINE_RERANKER={DEFAULT_OFFLINE_RERANKER!r}")
 
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps([
-        {"stage": r.stage, "config": r.config, "held": {k: float(v) for k, v in r.held.items() if k != "per_query"},
-         "tune_ndcg": float(r.tune["ndcg"]), "p_vs_none": r.p_value, "median_ms": r.latency_ms} for r in rows
-    ], indent=1, ensure_ascii=False))
+    args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False, default=float))
+
+
+def _time(fn: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+def _parse_bm25(label: str) -> tuple[str, float, str]:
+    method, weight, idf = label.split()
+    return method, float(weight.removeprefix("w=")), idf.removeprefix("idf=")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import psycopg
 from prefect import task
 from pydantic import BaseModel
 
@@ -62,16 +63,19 @@ select * from candidates order by distance
 """
 
 
-def search(owner_id: int, query_vector: Sequence[float] | np.ndarray, k: int,
-           *, iterative: bool = True) -> list[Fragment]:
-    """The k nearest active chunks of this owner. `iterative=False` exists to show the difference."""
-    settings = get_settings()
+def search_in(conn: psycopg.Connection, owner_id: int, query_vector: Sequence[float] | np.ndarray,
+              k: int, *, iterative: bool = True, ef_search: int | None = None) -> list[Fragment]:
+    """The search on a given connection, inside its transaction (settings are transaction-local).
+
+    For a very selective owner the planner may prefer the owner index and an exact sort,
+    which is exact anyway; when it takes the HNSW index, the iterative scan keeps the LIMIT.
+    """
+    ef = ef_search or get_settings().hnsw_ef_search
     vector = np.asarray(query_vector, dtype=np.float32)
-    with transaction() as conn:
-        conn.execute("select set_config('hnsw.ef_search', %s, true)", (str(settings.hnsw_ef_search),))
-        conn.execute("select set_config('hnsw.iterative_scan', %s, true)",
-                     ("relaxed_order" if iterative else "off",))
-        rows = conn.execute(_SEARCH, {"query": vector, "owner": owner_id, "k": k}, prepare=False).fetchall()
+    conn.execute("select set_config('hnsw.ef_search', %s, true)", (str(ef),))
+    conn.execute("select set_config('hnsw.iterative_scan', %s, true)",
+                 ("relaxed_order" if iterative else "off",))
+    rows = conn.execute(_SEARCH, {"query": vector, "owner": owner_id, "k": k}, prepare=False).fetchall()
     return [
         Fragment(chunk_id=r["id"], document_id=r["document_id"], text=r["chunk_text"],
                  source_type=r["source_type"], source_identifier=r["source_identifier"],
@@ -79,6 +83,12 @@ def search(owner_id: int, query_vector: Sequence[float] | np.ndarray, k: int,
                  distance=float(r["distance"]))
         for r in rows
     ]
+
+
+def search(owner_id: int, query_vector: Sequence[float] | np.ndarray, k: int) -> list[Fragment]:
+    """The k nearest active chunks of this owner."""
+    with transaction() as conn:
+        return search_in(conn, owner_id, query_vector, k)
 
 
 @task(name="vector-search", retries=2, retry_delay_seconds=1)

@@ -175,7 +175,8 @@ def gemma_stage() -> LateInteractionReranker:
         pytest.skip(f"EmbeddingGemma not assembled at {MODEL_DIR} (run `make models`)")
     from nodes.rerank import load_embedding_model
 
-    return LateInteractionReranker(load_embedding_model(str(MODEL_DIR)))
+    # Pure MaxSim (no fusion with the vector score), so the test sees late interaction alone.
+    return LateInteractionReranker(load_embedding_model(str(MODEL_DIR)), vector_weight=0.0)
 
 
 def test_late_interaction_prompt_tokens_are_cut_exactly(gemma_stage: LateInteractionReranker) -> None:
@@ -196,8 +197,11 @@ def test_late_interaction_relevant_outranks_irrelevant(gemma_stage: LateInteract
     irrelevant = (
         "Сигнал SIGINT посылается процессу при нажатии Ctrl+C; обработчик по умолчанию завершает процесс."
     )
-    # Vector order puts the irrelevant passage first; MaxSim alone must reverse it.
+    # Vector order puts the irrelevant passage first; MaxSim alone must reverse it, with the
+    # tokens as they come from the transformer and projected through the Dense layers alike.
     cands = [Candidate("bad", irrelevant, 0.30), Candidate("good", relevant, 0.31)]
-    out = gemma_stage.rerank(query, cands, top_k=2)
-    assert [r.id for r in out] == ["good", "bad"]
-    assert out[0].score > out[1].score
+    for project in (False, True):
+        gemma_stage.project = project
+        out = gemma_stage.rerank(query, cands, top_k=2)
+        assert [r.id for r in out] == ["good", "bad"], project
+        assert out[0].score > out[1].score
