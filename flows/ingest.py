@@ -1,9 +1,9 @@
 """Ingestion ("База" mode, seed 001 §4.1.2): links, media and files → chunks → pgvector.
 
-`ingest_message` is one flow run per message: a classifier splits it into items
-and each item runs as its own parallel branch, a sub-flow named after its
-source (`ingest-file-report.pdf`) with one task per stage. The bot only
-confirms what was indexed.
+`ingest` is one flow run per message, named after its source: a classifier
+splits the message into items and each item runs as its own parallel branch
+(`ingest-file-report.pdf`), with one task per stage and an artifact. The bot
+only confirms what was indexed.
 """
 
 from __future__ import annotations
@@ -50,12 +50,25 @@ def display_name(item: IngestItem) -> str:
     return item.file_name or item.source_identifier
 
 
-def _source_run_name() -> str:
-    item = runtime.flow_run.parameters.get("item")
+def _source_label(item: IngestItem) -> str:
+    return f"{item.kind}-{display_name(item).split('://', 1)[-1][:80]}"
+
+
+def _flow_run_name() -> str:
+    """Named after the source (`ingest-file-report.pdf`), or the first of several (`… +2`)."""
+    items = [i if isinstance(i, IngestItem) else IngestItem.model_validate(i)
+             for i in runtime.flow_run.parameters.get("items") or []]
+    if not items:
+        return "ingest"
+    more = f" +{len(items) - 1}" if len(items) > 1 else ""
+    return f"ingest-{_source_label(items[0])}{more}"
+
+
+def _branch_run_name() -> str:
+    item = runtime.task_run.parameters.get("item")
     if isinstance(item, dict):
         item = IngestItem.model_validate(item)
-    name = display_name(item).split("://", 1)[-1] if isinstance(item, IngestItem) else "source"
-    return f"ingest-{item.kind if isinstance(item, IngestItem) else 'item'}-{name[:80]}"
+    return f"ingest-{_source_label(item)}" if isinstance(item, IngestItem) else "ingest-branch"
 
 
 def _text_document(item: IngestItem) -> ExtractedDocument:
@@ -108,9 +121,8 @@ def _summary(item: IngestItem, outcome: IngestOutcome, document: ExtractedDocume
     return "### Ingestion\n\n| | |\n|---|---|\n" + "\n".join(rows)
 
 
-@flow(name="ingest-source", flow_run_name=_source_run_name)
 def ingest_source(item: IngestItem, owner_id: int, subcategory: str | None = None) -> IngestOutcome:
-    """extract → (dedupe) → chunk → embed → store, in one branch. Raises IngestError on bad input."""
+    """extract → (dedupe) → chunk → embed → store for one source; raises IngestError on bad input."""
     name = display_name(item)
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -130,6 +142,7 @@ def ingest_source(item: IngestItem, owner_id: int, subcategory: str | None = Non
             mark = time.perf_counter()
             vectors = embed_chunks(chunked.text, chunked.chunks)
             timings["embed"] = time.perf_counter() - mark
+            report(name, "store", len(chunked.chunks), len(chunked.chunks))
             mark = time.perf_counter()
             stored = store_document(owner_id, document, chunked.records, vectors, subcategory)
             timings["store"] = time.perf_counter() - mark
@@ -152,19 +165,21 @@ def _discard_upload(item: IngestItem) -> None:
         shutil.rmtree(Path(item.path).parent, ignore_errors=True)
 
 
-@task(name="ingest-branch")
-def ingest_branch(item: IngestItem, owner_id: int, subcategory: str | None = None) -> IngestOutcome:
-    """One parallel branch; a failure becomes an outcome so the other branches still finish."""
-    try:
-        return ingest_source(item, owner_id, subcategory)
-    except IngestError as exc:
+# One branch per item, run in parallel by the flow's task runner. (Branches are tasks rather
+# than sub-flows: prefect 3.8.8 does not reliably run sub-flows started from parallel tasks
+# at the same time, and a branch must not wait for another's transcription.)
+ingest_branch = task(name="ingest-branch", task_run_name=_branch_run_name)(ingest_source)
+
+
+def _failed(item: IngestItem, exc: BaseException) -> IngestOutcome:
+    """What the user hears about a branch that failed (its task run keeps the traceback)."""
+    if isinstance(exc, IngestError):
         return IngestOutcome(name=display_name(item), status="failed",
                              user_message=exc.user_message, reason=exc.reason)
-    except Exception as exc:  # noqa: BLE001 - transient failures after retries, bugs: reported, not lost
-        message = user_message_for(exc) if item.kind == "link" else None
-        return IngestOutcome(name=display_name(item), status="failed",
-                             user_message=message or GENERIC_FAILURE.format(name=display_name(item)),
-                             reason=f"{type(exc).__name__}: {exc}")
+    message = user_message_for(exc) if item.kind == "link" else None
+    return IngestOutcome(name=display_name(item), status="failed",
+                         user_message=message or GENERIC_FAILURE.format(name=display_name(item)),
+                         reason=f"{type(exc).__name__}: {exc}")
 
 
 def confirmation(outcomes: list[IngestOutcome]) -> str:
@@ -185,11 +200,14 @@ def confirmation(outcomes: list[IngestOutcome]) -> str:
     return "\n".join(lines)
 
 
-@flow(name="ingest", flow_run_name="ingest-user{owner_id}")
+@flow(name="ingest", flow_run_name=_flow_run_name)
 def ingest(items: list[IngestItem], owner_id: int, subcategory: str | None = None) -> State:
     """Run every item as a parallel branch; Failed (with the reasons) if any item failed."""
     futures = [ingest_branch.submit(item, owner_id, subcategory) for item in items]
-    outcomes = [future.result() for future in futures]
+    outcomes = []
+    for item, future in zip(items, futures):
+        result = future.result(raise_on_failure=False)
+        outcomes.append(_failed(item, result) if isinstance(result, BaseException) else result)
     failed = [o for o in outcomes if o.status == "failed"]
     if failed:
         reasons = "; ".join(f"{o.name}: {o.reason}" for o in failed)

@@ -133,8 +133,11 @@ class Settings(BaseSettings):
     retrieval_top_k: int = 10
     hnsw_ef_search: int = 100
     reranker: str = Field(
-        default="bm25-fusion",
-        description="none, bm25-fusion, late-interaction, or a CrossEncoder model (path or hub id).",
+        default="none",
+        description=(
+            "none, bm25-fusion, late-interaction, or a CrossEncoder model (path or hub id). "
+            "No offline stage beat plain vector order in bench/rerank_eval.py, so none is the default."
+        ),
     )
     history_pairs: int = 15
 

@@ -39,7 +39,7 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["GROVE_DATA_DIR"] = str(_ROOT / "data")
     # Models are big and read-only: tests use the ones `make models` assembled for the project.
     os.environ.setdefault("GROVE_MODELS_DIR", str(PROJECT_ROOT / ".grove" / "models"))
-    for leaked in ("TELEGRAM_BOT_TOKEN", "DATABASE_URL"):
+    for leaked in ("TELEGRAM_BOT_TOKEN", "DATABASE_URL", "OPENROUTER_API_KEY", "GROVE_LLM_API_KEY"):
         os.environ.pop(leaked, None)
     reset_settings()
 

@@ -16,7 +16,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 import pytest
 from prefect.client.orchestration import get_client
-from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
+from prefect.client.schemas.filters import TaskRunFilter, TaskRunFilterName
 
 from tests.support.bot import new_bot, running
 from tests.support.documents import (
@@ -129,15 +129,17 @@ async def test_links_in_one_message_run_as_parallel_branches(
     assert {r["source_type"] for r in chunks_of(store, user_id)} == {"url"}
     with get_client(sync_client=True) as client:
         deadline = time.monotonic() + 60
-        while True:
-            runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(
-                name=FlowRunFilterName(like_=f"ingest-link-127.0.0.1:{site.port}")))
-            if len(runs) == 3 or time.monotonic() > deadline:
+        while True:  # task runs reach the server asynchronously
+            runs = client.read_task_runs(task_run_filter=TaskRunFilter(
+                name=TaskRunFilterName(like_=f"ingest-link-127.0.0.1:{site.port}")))
+            if (len(runs) == 3 and all(r.state and r.state.is_final() for r in runs)) \
+                    or time.monotonic() > deadline:
                 break
             time.sleep(1)
     assert sorted(r.state.type.value for r in runs) == ["COMPLETED", "COMPLETED", "FAILED"]
     failed = next(r for r in runs if r.state.is_failed())
     assert "404" in (failed.state.message or "")  # the reason is in the Prefect run
+    assert runs[0].flow_run_id == runs[1].flow_run_id == runs[2].flow_run_id  # branches of one flow run
     # Each slow page takes 3 s to answer; run one after the other they could not overlap.
     first, second = sorted((r for r in runs if r.state.is_completed()), key=lambda r: r.start_time)
     assert second.start_time < first.end_time

@@ -1,0 +1,57 @@
+"""The offline default end to end: no API key → the local Qwen model through llama-cpp-python's
+OpenAI-compatible server, a forced `rag-db-query` call, an answer grounded in the user's document."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from grove.dispatch import run_inline
+from grove.settings import get_settings
+from nodes.document_store import ChunkRecord, store_document
+from nodes.embedder import get_embedder
+from nodes.ingest_types import ExtractedDocument
+from nodes.llm import current_endpoint
+from tests.conftest import free_port
+
+pytestmark = [pytest.mark.models, pytest.mark.timeout(600)]
+
+
+@pytest.fixture(scope="module")
+def local_llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    from grove.llm_server import LocalLLMServer
+
+    settings = get_settings()
+    model = Path(settings.model_path(settings.local_llm_model))
+    if not model.is_file():
+        pytest.skip(f"{model} is missing: run `make models`")
+    server = LocalLLMServer(model_path=model, port=free_port(),
+                            log_file=tmp_path_factory.mktemp("llm") / "server.log")
+    yield server.start()
+    server.stop()
+
+
+def test_offline_default_answers_from_the_users_document(store: str, user_id: int, local_llm: str,
+                                                         env) -> None:  # type: ignore[no-untyped-def]
+    env(GROVE_LOCAL_LLM_URL=local_llm, GROVE_LLM_RETRIES="0")
+    assert current_endpoint().is_local  # no key: the local model is selected automatically
+    facts = ["Ремонтантную малину весной подкармливают азотом: 15 граммов мочевины на квадратный метр.",
+             "Осенью побеги ремонтантной малины срезают под корень."]
+    document = ExtractedDocument(source_type="pdf", source_identifier="малина.pdf", text="\n\n".join(facts))
+    store_document.fn(user_id, document, [ChunkRecord(position=i, text=t, page=i + 1)
+                                          for i, t in enumerate(facts)],
+                      get_embedder().embed_documents(facts))
+    from flows.chat import chat
+    from nodes.user_state import session_of
+
+    answer = run_inline(chat, "Проверь в базе: чем подкармливать малину весной?", user_id,
+                        session_of.fn(user_id, user_id))
+    assert answer.tool_called and not answer.failed
+    assert any("мочевины" in f.text for f in answer.fragments)
+    body, _, sources = answer.text.partition("Информация взята из:")
+    assert re.search(r"азот|мочевин", body, re.IGNORECASE), answer.text
+    assert re.search(r"[а-яё]{4}", body, re.IGNORECASE)  # answered in Russian
+    assert "малина.pdf" in sources
