@@ -11,7 +11,6 @@ Each timed turn runs the node functions the chat flow runs, in order, for one us
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
 import tempfile
@@ -19,6 +18,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from bench.support import temporary_store
 
 QUESTIONS = [
     "Чем подкормить ремонтантную малину весной?", "Когда обрезать смородину?",
@@ -39,18 +40,14 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=60)
     args = parser.parse_args()
 
+    with temporary_store():
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     work = Path(tempfile.mkdtemp(prefix="grove-bench-"))
-    work.chmod(0o755)
-    from grove.postgres_server import EmbeddedPostgres
-    from grove.settings import reset_settings
+    from grove.db import transaction
 
-    server = EmbeddedPostgres(root=work / "pg", port=56000 + os.getpid() % 1000)
-    url = server.start()
-    os.environ["DATABASE_URL"] = url
-    reset_settings()
-    from grove.db import prepare_database, transaction
-
-    prepare_database()
     rng = np.random.default_rng(1)
     words = random.Random(1)
     owners = 100
@@ -110,7 +107,6 @@ def main() -> None:
           f"min {min(counts)}")
     for key, values in stages.items():
         print(f"  {key:8} p50 {statistics.median(values):7.1f} ms   p95 {percentile(values, 95):7.1f} ms")
-    server.stop()
 
 
 if __name__ == "__main__":

@@ -10,12 +10,13 @@ the same node functions the ingest flow calls, without Prefect's per-task bookke
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import statistics
 import tempfile
 import time
 from pathlib import Path
+
+from bench.support import temporary_store
 
 
 def _median(values: list[float]) -> float:
@@ -29,17 +30,12 @@ def main() -> None:
     parser.add_argument("--audio-seconds", type=float, default=60.0)
     args = parser.parse_args()
 
+    with temporary_store():
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     work = Path(tempfile.mkdtemp(prefix="grove-bench-"))
-    work.chmod(0o755)
-    from grove.postgres_server import EmbeddedPostgres
-    from grove.settings import reset_settings
-
-    server = EmbeddedPostgres(root=work / "pg", port=55000 + os.getpid() % 1000)
-    os.environ["DATABASE_URL"] = server.start()
-    reset_settings()
-    from grove.db import prepare_database
-
-    prepare_database()
 
     from nodes.chunk_document import chunk
     from nodes.document_store import store_document
@@ -98,7 +94,6 @@ def main() -> None:
         del np
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak memory (RSS) of this process: {peak:.0f} MB")
-    server.stop()
 
 
 if __name__ == "__main__":

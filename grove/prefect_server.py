@@ -7,14 +7,13 @@ project data dir, so flow-run history survives restarts.
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+
+from grove.child_process import ChildProcess, ChildStartError
 
 
 class PrefectServerError(RuntimeError):
@@ -26,7 +25,7 @@ class PrefectServer:
     home: Path
     port: int = 4200
     host: str = "127.0.0.1"
-    process: subprocess.Popen[bytes] | None = field(default=None, init=False)
+    child: ChildProcess | None = field(default=None, init=False)
 
     @property
     def api_url(self) -> str:
@@ -35,10 +34,6 @@ class PrefectServer:
     @property
     def ui_url(self) -> str:
         return f"http://{self.host}:{self.port}"
-
-    @property
-    def log_file(self) -> Path:
-        return self.home / "server.log"
 
     def healthy(self) -> bool:
         try:
@@ -63,50 +58,19 @@ class PrefectServer:
             "PREFECT_UI_API_URL": self.api_url,
         }
         env.pop("PREFECT_API_URL", None)
-        log = self.log_file.open("ab")
-        # Own session: Ctrl-C reaches `grove up` only, which stops us after the bot.
-        self.process = subprocess.Popen(
+        self.child = ChildProcess(
+            "Prefect server",
             [sys.executable, "-m", "prefect", "server", "start", "--host", self.host,
              "--port", str(self.port), "--analytics-off"],
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+            log_file=self.home / "server.log", env=env,
         )
-        log.close()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise PrefectServerError(f"Prefect server exited at start:\n{self._tail()}")
-            if self.healthy():
-                return self.api_url
-            time.sleep(0.5)
-        self.stop()
-        raise PrefectServerError(f"Prefect server not healthy after {timeout:.0f} s:\n{self._tail()}")
-
-    def stop(self, timeout: float = 15.0) -> None:
-        """SIGTERM the whole process group (uvicorn and its services), then SIGKILL if needed."""
-        if self.process is None or self.process.poll() is not None:
-            return
-        pgid = os.getpgid(self.process.pid)
-        os.killpg(pgid, signal.SIGTERM)
+        self.child.start()
         try:
-            self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(pgid, signal.SIGKILL)
-            self.process.wait(5)
-        _reap_group(pgid)
+            self.child.wait_until(self.healthy, timeout)
+        except ChildStartError as exc:
+            raise PrefectServerError(str(exc)) from exc
+        return self.api_url
 
-    def _tail(self, lines: int = 40) -> str:
-        try:
-            return "\n".join(self.log_file.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
-
-
-def _reap_group(pgid: int) -> None:
-    """Kill anything left in the group (children that outlived the leader)."""
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    def stop(self) -> None:
+        if self.child is not None:
+            self.child.stop()

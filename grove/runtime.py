@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import subprocess
 import sys
 import time
 from contextlib import ExitStack
@@ -21,7 +20,8 @@ import httpx
 
 from grove.db import prepare_database, redact
 from grove.postgres_server import EmbeddedPostgres
-from grove.prefect_server import PrefectServer, _reap_group
+from grove.child_process import ChildProcess
+from grove.prefect_server import PrefectServer
 from grove.settings import Settings, get_settings, reset_settings
 
 log = logging.getLogger("grove")
@@ -139,25 +139,10 @@ def _stop_child_server(server, name: str, quiet: bool = False) -> None:  # type:
 
 def start_flow_server(stack: Stack) -> None:
     """`grove serve` as a child: the flows as deployments, runnable from the UI."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "grove.cli", "serve"],
-        env=dict(os.environ),
-        start_new_session=True,
-    )
-    stack.exit.callback(_stop_child, process, "served flows")
-
-
-def _stop_child(process: subprocess.Popen[bytes], name: str) -> None:
-    if process.poll() is None:
-        pgid = os.getpgid(process.pid)
-        os.killpg(pgid, signal.SIGTERM)
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(pgid, signal.SIGKILL)
-            process.wait(5)
-        _reap_group(pgid)
-    say(f"{name} stopped")
+    child = ChildProcess("served flows", [sys.executable, "-m", "grove.cli", "serve"],
+                         env=dict(os.environ))
+    child.start()
+    stack.exit.callback(_stop_child_server, child, "served flows")
 
 
 def _sigterm_as_interrupt(signum: int, frame: object) -> None:

@@ -204,3 +204,15 @@ async def test_clean_chat_deletes_only_this_users_history(
     assert reply["text"] == "История чата очищена."
     assert history_count(store, user_id) == 0
     assert history_count(store, other_user_id) == 2
+
+
+async def test_an_empty_answer_is_asked_again_without_tools(
+    standin: TelegramStandin, llm: ScriptedLLM, user_id: int
+) -> None:
+    # llama-cpp-python returns an empty text when, offered tools, it chose none.
+    llm.script(text(""), text("Здравствуйте! Чем помочь?"))
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        [reply] = await ask(standin, user_id, "Привет")
+    assert reply["text"] == "Здравствуйте! Чем помочь?"
+    assert "tools" in llm.requests[0] and "tools" not in llm.requests[1]
