@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.datasets import load_ru_eval
+from bench.datasets import dataset_fingerprint, load_ru_eval
 from chunking import Chunk, late_chunk_embeddings, naive_chunk_embeddings
 
 CACHE = Path(__file__).resolve().parent.parent / ".grove" / "cache" / "eval"
@@ -56,6 +56,10 @@ def main() -> None:
     paths = {mode: CACHE / f"{mode}_{key}_{settings.embedding_dtype}.npy" for mode in ("late", "naive")}
     timings: dict[str, float] = {}
     vectors: dict[str, np.ndarray] = {}
+    # bench.rerank_eval caches exactly the naive vectors (document prompt, same order): reuse them.
+    shared = CACHE / f"corpus_{dataset_fingerprint(data)}_embeddinggemma-300m_bf16.npy"
+    if not paths["naive"].exists() and shared.exists() and settings.embedding_dtype == "bfloat16":
+        paths["naive"] = shared
     for mode, path in paths.items():
         if path.exists():
             vectors[mode] = np.load(path)
