@@ -6,10 +6,9 @@ They pin down the two things grove's bot tests rely on: PTB works against the st
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -25,6 +24,7 @@ from telegram.ext import (
     filters,
 )
 
+from tests.support.bot import running
 from tests.support.telegram_standin import TelegramStandin
 
 TOKEN = "123456789:TEST-token_for-grove"
@@ -83,18 +83,6 @@ def build_app(tg: TelegramStandin) -> Application:
     return app
 
 
-@contextlib.asynccontextmanager
-async def polling(app: Application) -> AsyncIterator[Application]:
-    async with app:
-        await app.start()
-        await app.updater.start_polling(poll_interval=0.0, timeout=1)
-        try:
-            yield app
-        finally:
-            await app.updater.stop()
-            await app.stop()
-
-
 def api(tg: TelegramStandin, method: str, **params: object) -> httpx.Response:
     return httpx.post(f"{tg.api_url}/bot{TOKEN}/{method}", json=params, timeout=10)
 
@@ -104,7 +92,7 @@ def api(tg: TelegramStandin, method: str, **params: object) -> httpx.Response:
 
 @pytest.mark.asyncio
 async def test_start_command_buttons_and_callback(standin: TelegramStandin) -> None:
-    async with polling(build_app(standin)):
+    async with running(build_app(standin)):
         update = standin.send_text(ALICE, "/start", first_name="Alice", username="alice")
         assert update["message"]["entities"] == [{"type": "bot_command", "offset": 0, "length": 6}]
 
@@ -136,7 +124,7 @@ async def test_start_command_buttons_and_callback(standin: TelegramStandin) -> N
 
 @pytest.mark.asyncio
 async def test_echo_and_per_chat_message_ids(standin: TelegramStandin) -> None:
-    async with polling(build_app(standin)):
+    async with running(build_app(standin)):
         standin.send_text(ALICE, "first")
         standin.send_text(BOB, "123")  # a text that looks like JSON stays a string
         standin.send_text(ALICE, "second 🌱")
@@ -157,7 +145,7 @@ async def test_echo_and_per_chat_message_ids(standin: TelegramStandin) -> None:
 @pytest.mark.asyncio
 async def test_document_is_downloaded_by_the_bot(standin: TelegramStandin) -> None:
     content = bytes(range(256)) * 40 + b"\r\n--not-a-boundary\r\n"
-    async with polling(build_app(standin)):
+    async with running(build_app(standin)):
         update = standin.send_document(ALICE, content, "notes.bin", "application/octet-stream", caption="mine")
         [reply] = await standin.wait_for_bot_messages_async(ALICE, 1)
 
@@ -174,7 +162,7 @@ async def test_document_is_downloaded_by_the_bot(standin: TelegramStandin) -> No
 @pytest.mark.asyncio
 async def test_malformed_update_does_not_stop_the_bot(standin: TelegramStandin) -> None:
     app = build_app(standin)
-    async with polling(app):
+    async with running(app):
         standin.send_raw_update({"mystery_update": {"x": 1}})  # an update kind PTB does not know
         # Parses, but a handler trips over the missing "from"/"chat".
         standin.send_raw_update({"message": {"message_id": 99, "date": 0, "text": "orphan"}})
