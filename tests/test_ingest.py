@@ -16,7 +16,12 @@ import psycopg
 from pgvector.psycopg import register_vector
 import pytest
 from prefect.client.orchestration import get_client
-from prefect.client.schemas.filters import TaskRunFilter, TaskRunFilterName
+from prefect.client.schemas.filters import (
+    FlowRunFilter,
+    FlowRunFilterId,
+    TaskRunFilter,
+    TaskRunFilterName,
+)
 
 from tests.support.bot import new_bot, running
 from tests.support.documents import (
@@ -140,6 +145,11 @@ async def test_links_in_one_message_run_as_parallel_branches(
     failed = next(r for r in runs if r.state.is_failed())
     assert "404" in (failed.state.message or "")  # the reason is in the Prefect run
     assert runs[0].flow_run_id == runs[1].flow_run_id == runs[2].flow_run_id  # branches of one flow run
+    with get_client(sync_client=True) as client:
+        artifacts = client.read_artifacts(
+            flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[runs[0].flow_run_id])))
+    summaries = [a.data for a in artifacts if a.type == "markdown"]
+    assert len(summaries) == 2 and all("| chunks |" in md and "time: embed" in md for md in summaries)
     # Each slow page takes 3 s to answer; run one after the other they could not overlap.
     first, second = sorted((r for r in runs if r.state.is_completed()), key=lambda r: r.start_time)
     assert second.start_time < first.end_time
@@ -184,10 +194,15 @@ async def test_bad_input_gets_a_clear_message_and_writes_nothing(
             duration=3))
         dead_link = await reply_to(standin, user_id, lambda: standin.send_text(
             user_id, "http://169.254.169.254/latest/meta-data/"))
+        file_fetches = len(standin.calls("getFile"))
+        huge = await reply_to(standin, user_id, lambda: standin.send_document(
+            user_id, b"%PDF-1.7\n" + bytes(21 * 1024 * 1024), "огромный.pdf", "application/pdf"))
     assert unknown.startswith("⚠️") and "не поддерживается" in unknown
     assert corrupt.startswith("⚠️") and "PDF" in corrupt
     assert empty_audio.startswith("⚠️") and "речь" in empty_audio
     assert dead_link.startswith("⚠️")
+    assert huge.startswith("⚠️") and "20 МБ" in huge  # Telegram bots cannot download more
+    assert len(standin.calls("getFile")) == file_fetches  # refused before any transfer
     assert documents_of(store, user_id) == 0 and chunks_of(store, user_id) == []
 
 
