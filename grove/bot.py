@@ -201,6 +201,26 @@ def build_application(settings: Settings, dispatch: Dispatch) -> Application:
     return application
 
 
+def webhook_options(settings: Settings) -> dict[str, Any]:
+    """Where PTB's webhook server listens and what it registers with Telegram.
+
+    The path of GROVE_TELEGRAM_WEBHOOK_URL is the path served; with
+    GROVE_TELEGRAM_WEBHOOK_SECRET set, requests without Telegram's secret header are refused.
+    """
+    from urllib.parse import urlsplit
+
+    assert settings.telegram_webhook_url
+    options: dict[str, Any] = {
+        "listen": settings.telegram_webhook_listen,
+        "port": settings.telegram_webhook_port,
+        "url_path": urlsplit(settings.telegram_webhook_url).path.lstrip("/"),
+        "webhook_url": settings.telegram_webhook_url,
+    }
+    if settings.telegram_webhook_secret:
+        options["secret_token"] = settings.telegram_webhook_secret.get_secret_value()
+    return options
+
+
 def inline_dispatch(run_flow: Callable[[IncomingUpdate], Any]) -> Dispatch:
     """Run the flow in a worker thread of this process (flows are plain sync functions)."""
 

@@ -186,7 +186,7 @@ def run_bot(settings: Settings) -> None:
     """Long polling by default; a webhook when GROVE_TELEGRAM_WEBHOOK_URL is set."""
     from telegram import Update
 
-    from grove.bot import build_application, inline_dispatch
+    from grove.bot import build_application, inline_dispatch, webhook_options
     from grove.dispatch import deployment_dispatch, flow_runner
 
     dispatch = (
@@ -196,13 +196,8 @@ def run_bot(settings: Settings) -> None:
     stop_signals = (signal.SIGINT, signal.SIGTERM)
     if settings.telegram_webhook_url:
         say(f"Telegram bot on webhook {settings.telegram_webhook_url}")
-        application.run_webhook(
-            listen=settings.telegram_webhook_listen,
-            port=settings.telegram_webhook_port,
-            webhook_url=settings.telegram_webhook_url,
-            allowed_updates=Update.ALL_TYPES,
-            stop_signals=stop_signals,
-        )
+        application.run_webhook(**webhook_options(settings), allowed_updates=Update.ALL_TYPES,
+                                stop_signals=stop_signals)
     else:
         say("Telegram bot polling for updates")
         application.run_polling(

@@ -83,6 +83,9 @@ class Settings(BaseSettings):
     telegram_webhook_url: str | None = Field(
         default=None, description="Public https URL; when set the bot uses a webhook, not polling."
     )
+    telegram_webhook_secret: SecretStr | None = Field(
+        default=None, description="Telegram sends it in a header; other requests are refused."
+    )
     telegram_webhook_listen: str = "127.0.0.1"
     telegram_webhook_port: int = 8443
     telegram_poll_timeout: int = 30

@@ -107,3 +107,34 @@ async def test_users_are_routed_by_their_own_mode(
         theirs = await standin.wait_for_bot_messages_async(other_user_id, 3)
     assert "В режиме «Чат» я отвечаю на вопросы текстом" in mine[2]["text"]
     assert theirs[2]["text"].startswith("Пришлите ссылку")
+
+
+async def test_webhook_mode_receives_updates(standin: TelegramStandin, store: str, user_id: int,
+                                             env) -> None:  # type: ignore[no-untyped-def]
+    import httpx
+
+    from grove.bot import webhook_options
+    from grove.settings import get_settings
+    from tests.conftest import free_port
+
+    port = free_port()
+    env(GROVE_TELEGRAM_WEBHOOK_URL=f"http://127.0.0.1:{port}/telegram/hook",
+        GROVE_TELEGRAM_WEBHOOK_PORT=str(port), GROVE_TELEGRAM_WEBHOOK_SECRET="s3cret")
+    options = webhook_options(get_settings())
+    app = new_bot()
+    async with app:
+        await app.start()
+        await app.updater.start_webhook(**options)
+        try:
+            assert standin.calls("setWebhook")[-1]["params"]["url"] == options["webhook_url"]
+            update = standin.send_text(user_id, "/start")
+            async with httpx.AsyncClient() as client:
+                refused = await client.post(options["webhook_url"], json=update)
+                accepted = await client.post(options["webhook_url"], json=update,
+                                             headers={"X-Telegram-Bot-Api-Secret-Token": "s3cret"})
+            [menu] = await standin.wait_for_bot_messages_async(user_id, 1)
+        finally:
+            await app.updater.stop()
+            await app.stop()
+    assert refused.status_code == 403 and accepted.status_code == 200
+    assert menu["text"] == "Выберите режим работы"
