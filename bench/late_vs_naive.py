@@ -43,7 +43,14 @@ def evaluate(passage_ids: list[str], vectors: np.ndarray, query_vectors: np.ndar
 
 
 def main() -> None:
+    import argparse
+
     from nodes.embedder import get_embedder
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--window", type=int, default=None, help="late-chunking window (tokens)")
+    parser.add_argument("--overlap", type=int, default=None)
+    args = parser.parse_args()
 
     data = load_ru_eval()
     embedder = get_embedder()
@@ -53,7 +60,11 @@ def main() -> None:
         documents[passage.source.split("#", 1)[0]].append(index)
     key = hashlib.sha256("".join(p.id for p in data.passages).encode()).hexdigest()[:12]
     CACHE.mkdir(parents=True, exist_ok=True)
-    paths = {mode: CACHE / f"{mode}_{key}_{settings.embedding_dtype}.npy" for mode in ("late", "naive")}
+    window = args.window or settings.late_window_tokens
+    overlap = args.overlap if args.overlap is not None else settings.late_window_overlap_tokens
+    paths = {"late": CACHE / f"late_{key}_{settings.embedding_dtype}"
+                             f"{'' if window == 2048 else f'_w{window}o{overlap}'}.npy",
+             "naive": CACHE / f"naive_{key}_{settings.embedding_dtype}.npy"}
     timings: dict[str, float] = {}
     vectors: dict[str, np.ndarray] = {}
     # bench.rerank_eval caches exactly the naive vectors (document prompt, same order): reuse them.
@@ -84,8 +95,7 @@ def main() -> None:
             with embedder.lock:
                 result[indexes] = late_chunk_embeddings(
                     model, text, chunks, prompt=settings.embedding_document_prompt,
-                    window_tokens=settings.late_window_tokens,
-                    overlap_tokens=settings.late_window_overlap_tokens)
+                    window_tokens=window, overlap_tokens=overlap)
             if n % 20 == 0:
                 print(f"  {mode}: {n}/{len(documents)} documents", flush=True)
         timings[mode] = time.perf_counter() - started
@@ -94,7 +104,8 @@ def main() -> None:
     query_vectors = embedder.embed_queries([q.text for q in data.queries])
     ids = [p.id for p in data.passages]
     relevant = [set(q.relevant_ids) for q in data.queries]
-    print(f"{len(data.queries)} queries, {len(ids)} passages in {len(documents)} documents")
+    print(f"{len(data.queries)} queries, {len(ids)} passages in {len(documents)} documents; "
+          f"late windows {window} tokens, overlap {overlap}")
     print(f"{'':8} nDCG@10  recall@10")
     for mode in ("naive", "late"):
         ndcg, recall = evaluate(ids, vectors[mode], query_vectors, relevant)
