@@ -24,6 +24,7 @@ from nodes.embedder import (
     get_embedder,
     reset_embedder,
 )
+from tests.support.prerequisites import require
 
 pytestmark = pytest.mark.models
 
@@ -48,7 +49,7 @@ def _set_env(name: str, value: str | None) -> None:
 def bundled_model() -> Iterator[None]:
     """Point the setting at the assembled model (the test data dir is a fresh temp dir)."""
     if not (MODEL_DIR / "config.json").exists():
-        pytest.skip(f"EmbeddingGemma is not assembled at {MODEL_DIR}: run `make models`")
+        require(f"EmbeddingGemma is not assembled at {MODEL_DIR}: run `make models`")
     saved = {k: os.environ.get(k) for k in ("GROVE_EMBEDDING_MODEL", "GROVE_CHUNKING")}
     os.environ["GROVE_EMBEDDING_MODEL"] = str(MODEL_DIR)
     os.environ.pop("GROVE_CHUNKING", None)

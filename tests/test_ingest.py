@@ -35,6 +35,7 @@ from tests.support.documents import (
 )
 from tests.support.speech import festival_missing, speak, write_audio, write_video
 from tests.support.telegram_standin import TelegramStandin
+from tests.support.prerequisites import require
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(300)]
 
@@ -159,8 +160,7 @@ async def test_links_in_one_message_run_as_parallel_branches(
 async def test_voice_and_video_are_transcribed_with_timestamps(
     standin: TelegramStandin, store: str, user_id: int, tmp_path: Path
 ) -> None:
-    if reason := festival_missing():
-        pytest.skip(reason)
+    require(festival_missing())
     samples = speak(SPEECH, tmp_path, "speech")
     voice = write_audio(tmp_path / "voice.ogg", [samples])
     video = write_video(tmp_path / "clip.mp4", samples)

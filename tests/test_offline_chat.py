@@ -16,6 +16,7 @@ from nodes.embedder import get_embedder
 from nodes.ingest_types import ExtractedDocument
 from nodes.llm import current_endpoint
 from tests.conftest import free_port
+from tests.support.prerequisites import require
 
 pytestmark = [pytest.mark.models, pytest.mark.timeout(600)]
 
@@ -27,7 +28,7 @@ def local_llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     settings = get_settings()
     model = Path(settings.model_path(settings.local_llm_model))
     if not model.is_file():
-        pytest.skip(f"{model} is missing: run `make models`")
+        require(f"{model} is missing: run `make models`")
     server = LocalLLMServer(model_path=model, port=free_port(),
                             log_file=tmp_path_factory.mktemp("llm") / "server.log")
     yield server.start()

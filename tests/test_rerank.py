@@ -25,6 +25,7 @@ from nodes.rerank import (
     minmax,
     ranks_desc,
 )
+from tests.support.prerequisites import require
 
 MODEL_DIR = Path(__file__).resolve().parent.parent / ".grove" / "models" / "embeddinggemma-300m"
 
@@ -172,7 +173,7 @@ def test_rrf_and_linear_fusion_arithmetic() -> None:
 @pytest.fixture(scope="module")
 def gemma_stage() -> LateInteractionReranker:
     if not (MODEL_DIR / "model.safetensors").exists():
-        pytest.skip(f"EmbeddingGemma not assembled at {MODEL_DIR} (run `make models`)")
+        require(f"EmbeddingGemma not assembled at {MODEL_DIR} (run `make models`)")
     from nodes.rerank import load_embedding_model
 
     # Pure MaxSim (no fusion with the vector score), so the test sees late interaction alone.

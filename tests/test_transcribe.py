@@ -26,6 +26,7 @@ from grove.settings import PROJECT_ROOT, reset_settings
 from nodes import transcribe as tr
 from nodes.ingest_types import ExtractedDocument, IngestError, Segment
 from tests.support import speech
+from tests.support.prerequisites import require
 
 SENTENCE = (
     "Завтра утром мы поедем в библиотеку и возьмём несколько интересных книг об истории города."
@@ -83,9 +84,7 @@ def media_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def tts(media_dir: Path):
     """speak(text, name) -> 16 kHz float32 samples, cached per name for the session."""
-    missing = speech.festival_missing()
-    if missing:
-        pytest.skip(missing)
+    require(speech.festival_missing())
     cache: dict[str, np.ndarray] = {}
 
     def speak(text: str, name: str) -> np.ndarray:
@@ -145,7 +144,7 @@ def whisper() -> Iterator[object]:
     previous = os.environ.get("GROVE_WHISPER_MODEL")
     if previous is None:
         if not (BUNDLED_WHISPER / "model.bin").is_file():
-            pytest.skip("whisper-base-ct2 not installed: run `make models`")
+            require("whisper-base-ct2 not installed: run `make models`")
         os.environ["GROVE_WHISPER_MODEL"] = str(BUNDLED_WHISPER)
     reset_settings()
     yield tr.get_whisper()

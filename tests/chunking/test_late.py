@@ -23,6 +23,7 @@ from chunking.late import (
 )
 
 from .texts import DOCUMENT, LONG_PARAGRAPHS, generate_text
+from tests.support.prerequisites import require
 
 pytestmark = pytest.mark.models
 
@@ -66,7 +67,7 @@ LONG_TEXT = DOCUMENT + "\n\n" + "\n\n".join(LONG_PARAGRAPHS)
 @pytest.fixture(scope="session")
 def gemma():
     if not (MODEL_DIR / "config.json").exists():
-        pytest.skip(f"EmbeddingGemma is not assembled at {MODEL_DIR}: run `make models`")
+        require(f"EmbeddingGemma is not assembled at {MODEL_DIR}: run `make models`")
     os.environ["HF_HUB_OFFLINE"] = "1"
     import torch
     from sentence_transformers import SentenceTransformer

@@ -1,0 +1,21 @@
+"""Tests that need real models or Debian's speech packages.
+
+On a developer's machine without them such a test is skipped with the command
+that fixes it; in CI (`CI=true`, where `make test` installs both) a missing
+prerequisite fails the run, so a broken install can never pass as "skipped".
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+def require(missing: str | None) -> None:
+    """Skip (locally) or fail (in CI) when `missing` names what is not there."""
+    if missing is None:
+        return
+    if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+        pytest.fail(f"prerequisite missing in CI: {missing}")
+    pytest.skip(missing)
