@@ -23,7 +23,7 @@ from telegram.ext import (
 )
 from telegram.request import HTTPXRequest
 
-from grove.messages import Attachment, IncomingUpdate
+from grove.messages import Attachment, IncomingUpdate, parse_command
 from grove.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -148,10 +148,10 @@ def to_incoming(update: Update) -> IncomingUpdate | None:
         return None
     text = message.text or message.caption
     command, args = None, ""
-    if message.text and message.text.startswith("/"):
-        head, _, args = message.text[1:].partition(" ")
-        command = head.split("@", 1)[0].lower() or None
-        text = args or None
+    if message.text:
+        command, args = parse_command(message.text)
+        if command:
+            text = args or None
     return IncomingUpdate(
         update_id=update.update_id,
         user_id=user.id,
@@ -159,7 +159,7 @@ def to_incoming(update: Update) -> IncomingUpdate | None:
         username=user.username,
         text=text,
         command=command,
-        command_args=args.strip(),
+        command_args=args if command else "",
         message_id=message.message_id,
         attachments=_attachments(message),
     )

@@ -8,7 +8,7 @@ Ctrl-D or Ctrl-C leaves.
 from __future__ import annotations
 
 from grove.dispatch import flow_runner
-from grove.messages import IncomingUpdate, Reply
+from grove.messages import IncomingUpdate, Reply, parse_command
 from grove.settings import Settings
 
 
@@ -28,11 +28,10 @@ def to_update(line: str, user_id: int, last_replies: list[Reply]) -> IncomingUpd
     data = _press(line, last_replies)
     if data is not None:
         return IncomingUpdate(origin="console", user_id=user_id, chat_id=user_id, callback_data=data)
-    if line.startswith("/"):
-        head, _, args = line[1:].partition(" ")
+    command, args = parse_command(line)
+    if command:
         return IncomingUpdate(origin="console", user_id=user_id, chat_id=user_id,
-                              command=head.lower(), command_args=args.strip(),
-                              text=args.strip() or None)
+                              command=command, command_args=args, text=args or None)
     return IncomingUpdate(origin="console", user_id=user_id, chat_id=user_id, text=line)
 
 

@@ -15,6 +15,14 @@ Origin = Literal["telegram", "console"]
 AttachmentKind = Literal["document", "voice", "audio", "video", "video_note", "photo"]
 
 
+def parse_command(text: str) -> tuple[str | None, str]:
+    """`/start@grove_bot args` → ("start", "args"); (None, text) for a plain message."""
+    if not text.startswith("/"):
+        return None, text
+    head, _, args = text[1:].partition(" ")
+    return (head.split("@", 1)[0].lower() or None), args.strip()
+
+
 class Button(BaseModel):
     label: str
     data: str

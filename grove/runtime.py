@@ -47,7 +47,8 @@ def start_store(settings: Settings, stack: Stack, *, quiet: bool = False) -> str
     started = time.monotonic()
     if settings.database_url:
         url = settings.database_url
-        quiet or say(f"using Postgres from DATABASE_URL ({redact(url)})")
+        if not quiet:
+            say(f"using Postgres from DATABASE_URL ({redact(url)})")
     else:
         server = EmbeddedPostgres(
             root=settings.pg_data_dir, port=settings.pg_port, system_user=settings.pg_system_user
@@ -56,11 +57,13 @@ def start_store(settings: Settings, stack: Stack, *, quiet: bool = False) -> str
         url = server.start()
         if not already:
             stack.exit.callback(_stop_postgres, server, quiet)
-        quiet or say(f"embedded Postgres on 127.0.0.1:{settings.pg_port}, data in {server.data_dir}")
+        if not quiet:
+            say(f"embedded Postgres on 127.0.0.1:{settings.pg_port}, data in {server.data_dir}")
     os.environ["DATABASE_URL"] = url
     reset_settings()
     applied = prepare_database(get_settings())
-    quiet or say(f"migrations: {len(applied)} applied" if applied else "migrations: up to date")
+    if not quiet:
+        say(f"migrations: {len(applied)} applied" if applied else "migrations: up to date")
     stack.timings["postgres"] = time.monotonic() - started
     return url
 
@@ -70,7 +73,8 @@ def _stop_postgres(server: EmbeddedPostgres, quiet: bool = False) -> None:
 
     close_pool()
     server.stop()
-    quiet or say("Postgres stopped")
+    if not quiet:
+        say("Postgres stopped")
 
 
 def start_prefect(settings: Settings, stack: Stack, *, reuse: bool = False, quiet: bool = False) -> str:
@@ -83,14 +87,17 @@ def start_prefect(settings: Settings, stack: Stack, *, reuse: bool = False, quie
             httpx.get(f"{api.rstrip('/')}/health", timeout=5).raise_for_status()
         except httpx.HTTPError as exc:
             raise SystemExit(f"grove: PREFECT_API_URL={api} does not answer: {exc}") from exc
-        quiet or say(f"using Prefect at {api}")
+        if not quiet:
+            say(f"using Prefect at {api}")
     elif reuse and local.healthy():
         api = local.api_url
     else:
-        quiet or say("starting the Prefect server …")
+        if not quiet:
+            say("starting the Prefect server …")
         api = local.start(timeout=settings.prefect_start_timeout)
         stack.exit.callback(_stop_prefect, local, quiet)
-        quiet or say(f"Prefect UI at {local.ui_url}")
+        if not quiet:
+            say(f"Prefect UI at {local.ui_url}")
     os.environ.setdefault("PREFECT_HOME", str(settings.prefect_home))
     os.environ["PREFECT_API_URL"] = api
     reset_settings()
@@ -100,16 +107,19 @@ def start_prefect(settings: Settings, stack: Stack, *, reuse: bool = False, quie
 
 def _stop_prefect(server: PrefectServer, quiet: bool = False) -> None:
     server.stop()
-    quiet or say("Prefect server stopped")
+    if not quiet:
+        say("Prefect server stopped")
 
 
 def start_llm(settings: Settings, stack: Stack, *, quiet: bool = False) -> None:
     """No API key: serve the local model (llama-cpp-python) and say so."""
     if not settings.uses_local_llm:
-        quiet or say(f"LLM: {settings.llm_model} at {settings.llm_base_url}")
+        if not quiet:
+            say(f"LLM: {settings.llm_model} at {settings.llm_base_url}")
         return
     if settings.local_llm_url:
-        quiet or say(f"LLM: local server at {settings.local_llm_url}")
+        if not quiet:
+            say(f"LLM: local server at {settings.local_llm_url}")
         return
     from grove.llm_server import LocalLLMServer
 
@@ -123,18 +133,21 @@ def start_llm(settings: Settings, stack: Stack, *, quiet: bool = False) -> None:
     if server.healthy():
         url = server.base_url
     else:
-        quiet or say(f"no LLM API key: starting the local model {settings.local_llm_model} "
+        if not quiet:
+            say(f"no LLM API key: starting the local model {settings.local_llm_model} "
                      "(llama-cpp-python) …")
         url = server.start()
         stack.exit.callback(_stop_child_server, server, "local LLM", quiet)
     os.environ["GROVE_LOCAL_LLM_URL"] = url
     reset_settings()
-    quiet or say(f"LLM: local {settings.local_llm_model} at {url} (offline default)")
+    if not quiet:
+        say(f"LLM: local {settings.local_llm_model} at {url} (offline default)")
 
 
 def _stop_child_server(server, name: str, quiet: bool = False) -> None:  # type: ignore[no-untyped-def]
     server.stop()
-    quiet or say(f"{name} stopped")
+    if not quiet:
+        say(f"{name} stopped")
 
 
 def start_flow_server(stack: Stack) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from prefect import task
 from pydantic import BaseModel, ConfigDict
 
@@ -9,6 +11,9 @@ from chunking import Chunk, chunk_pages, chunk_text, join_pages
 from grove.settings import get_settings
 from nodes.document_store import ChunkRecord
 from nodes.ingest_types import ExtractedDocument, IngestError, Segment
+from nodes.transcribe import SegmentSpan, render_transcript, segment_times_for_span
+
+log = logging.getLogger(__name__)
 
 
 class ChunkedDocument(BaseModel):
@@ -21,26 +26,13 @@ class ChunkedDocument(BaseModel):
     records: list[ChunkRecord]
 
 
-def _segment_spans(text: str, segments: list[Segment]) -> list[tuple[int, int, Segment]]:
-    """Where each transcript segment sits in the rendered transcript text."""
-    spans, cursor = [], 0
-    for segment in segments:
-        piece = segment.text.strip()
-        if not piece:
-            continue
-        found = text.find(piece, cursor)
-        if found < 0:
-            continue
-        spans.append((found, found + len(piece), segment))
-        cursor = found + len(piece)
-    return spans
-
-
-def _times(chunk: Chunk, spans: list[tuple[int, int, Segment]]) -> tuple[float | None, float | None]:
-    inside = [seg for start, end, seg in spans if start < chunk.end and end > chunk.start]
-    if not inside:
-        return None, None
-    return min(s.start for s in inside), max(s.end for s in inside)
+def _transcript_spans(text: str, segments: list[Segment]) -> list[SegmentSpan]:
+    """Each segment's place in the transcript, as the transcribe node rendered it."""
+    rendered = render_transcript(segments)
+    if rendered.text != text:  # not a transcript we rendered: keep the text, lose only the times
+        log.warning("transcript text does not match its segments; chunks get no timestamps")
+        return []
+    return rendered.spans
 
 
 def chunk(document: ExtractedDocument) -> ChunkedDocument:
@@ -54,10 +46,10 @@ def chunk(document: ExtractedDocument) -> ChunkedDocument:
         chunks = chunk_text(text, **sizes)
     if not chunks:
         raise IngestError("В документе не нашлось текста для индексации.", "no chunks produced")
-    spans = _segment_spans(text, document.segments) if document.segments else []
+    spans = _transcript_spans(text, document.segments) if document.segments else []
     records = []
     for item in chunks:
-        ts_start, ts_end = _times(item, spans) if spans else (None, None)
+        ts_start, ts_end = segment_times_for_span(spans, item.start, item.end) or (None, None)
         records.append(ChunkRecord(position=item.position, text=item.text, page=item.page,
                                    ts_start=ts_start, ts_end=ts_end))
     return ChunkedDocument(text=text, chunks=chunks, records=records)

@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
+import psycopg
 from prefect import task
 from pydantic import BaseModel
 
@@ -41,19 +42,23 @@ class StoredDocument(BaseModel):
     duplicate: bool
 
 
-@task(name="find-document", retries=2, retry_delay_seconds=1)
-def find_document(owner_id: int, digest: str) -> StoredDocument | None:
-    """The owner's active document with this content hash, if already indexed."""
-    with transaction() as conn:
-        row = conn.execute(
-            "select id, title, chunk_count from documents"
-            " where owner_id = %s and content_hash = %s and is_active",
-            (owner_id, digest),
-        ).fetchone()
+def _existing(conn: psycopg.Connection, owner_id: int, digest: str) -> StoredDocument | None:
+    row = conn.execute(
+        "select id, title, chunk_count from documents"
+        " where owner_id = %s and content_hash = %s and is_active",
+        (owner_id, digest),
+    ).fetchone()
     if row is None:
         return None
     return StoredDocument(document_id=row["id"], title=row["title"],
                           chunk_count=row["chunk_count"], duplicate=True)
+
+
+@task(name="find-document", retries=2, retry_delay_seconds=1)
+def find_document(owner_id: int, digest: str) -> StoredDocument | None:
+    """The owner's active document with this content hash, if already indexed."""
+    with transaction() as conn:
+        return _existing(conn, owner_id, digest)
 
 
 @task(name="store-document", retries=2, retry_delay_seconds=[1, 4])
@@ -90,14 +95,9 @@ def store_document(
              len(chunks), document.duration_seconds, _json(meta)),
         ).fetchone()
         if row is None:
-            existing = conn.execute(
-                "select id, title, chunk_count from documents"
-                " where owner_id = %s and content_hash = %s and is_active",
-                (owner_id, digest),
-            ).fetchone()
+            existing = _existing(conn, owner_id, digest)
             assert existing is not None
-            return StoredDocument(document_id=existing["id"], title=existing["title"],
-                                  chunk_count=existing["chunk_count"], duplicate=True)
+            return existing
         document_id = row["id"]
         with conn.cursor().copy(
             "copy document_chunks (document_id, owner_id, source_type, source_identifier, title,"

@@ -39,6 +39,7 @@ from prefect import task
 
 from grove.settings import Settings, get_settings
 from nodes.ingest_types import ExtractedDocument, IngestError
+from nodes.retry import retry_when
 
 MAX_REDIRECTS = 5
 REDIRECT_STATUSES = {301, 302, 303, 307, 308}
@@ -494,15 +495,7 @@ def is_transient(exc: BaseException | None) -> bool:
     return isinstance(exc, (TransientFetchError, httpx.TimeoutException, httpx.TransportError))
 
 
-def _retry_transient(task: Any, task_run: Any, state: Any) -> bool:
-    """Prefect retry_condition_fn: retry only transient failures."""
-    exc = getattr(state, "data", None)
-    if not isinstance(exc, BaseException):
-        try:
-            exc = state.result(raise_on_failure=False)
-        except Exception as raised:  # the state may re-raise its exception
-            exc = raised
-    return is_transient(exc if isinstance(exc, BaseException) else None)
+_retry_transient = retry_when(is_transient)
 
 
 def user_message_for(exc: BaseException) -> str:

@@ -21,6 +21,7 @@ from prefect import task
 from pydantic import BaseModel, Field
 
 from grove.settings import get_settings
+from nodes.retry import retry_when
 
 Quirks = Literal["openai", "llama_cpp"]
 Message = dict[str, Any]
@@ -185,14 +186,7 @@ def complete(
     return parse_reply(body)
 
 
-def _is_transient(task: Any, task_run: Any, state: Any) -> bool:
-    try:
-        state.result()
-    except TransientLLMError:
-        return True
-    except Exception:  # noqa: BLE001 - anything else is final
-        return False
-    return False
+_is_transient = retry_when(lambda exc: isinstance(exc, TransientLLMError))
 
 
 @task(name="llm-chat", retries=3, retry_delay_seconds=[2, 6, 15], retry_jitter_factor=0.5,
