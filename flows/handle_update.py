@@ -11,12 +11,16 @@ from prefect import flow, runtime
 
 from flows import texts
 from flows.mode_switch import menu, mode_switch
+from flows.moderation import is_moderation_update, moderation
 from grove.db import StoreUnavailable
 from grove.messages import IncomingUpdate, Reply
 from nodes.chat_history import clean_chat
 from nodes.classify_input import classify_input
+from nodes.consultation_state import clear_state
+from nodes.domain_profile import active_profile
 from nodes.document_store import delete_user_documents
 from nodes.telegram_reply import answer_callback, send_reply, typing_indicator
+from nodes.topics import close_user_topics
 from nodes.user_state import UserState, read_user_state, start_new_session
 
 MENU_COMMANDS = {"start", "menu", "reset", "mode"}
@@ -38,13 +42,18 @@ def _say(update: IncomingUpdate, reply: Reply) -> list[Reply]:
 
 
 def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
-    """Чат: each message is a question, answered by the chat flow."""
+    """Чат: each message is a question, answered by the chat flow — or, when the deployment
+    carries a domain profile, by the consultation flow (seed 000)."""
     from flows.chat import chat
+    from flows.consultation import consultation
 
     if not update.text:
         return _say(update, Reply(chat_id=update.chat_id, text=texts.CHAT_NEEDS_TEXT))
     with typing_indicator(update.origin, update.chat_id):
-        answer = chat(update.text, update.user_id, state.session_id)
+        if active_profile() is not None:
+            answer = consultation(update.text, update.user_id, state.session_id)
+        else:
+            answer = chat(update.text, update.user_id, state.session_id)
     return _say(update, Reply(chat_id=update.chat_id, text=answer.text))
 
 
@@ -87,9 +96,13 @@ def handle_update(update: IncomingUpdate) -> list[Reply]:
 def _route(update: IncomingUpdate) -> list[Reply]:
     if update.command == "clean_base" or (update.callback_data or "").startswith("clean_base"):
         return clean_base(update)
+    if is_moderation_update(update):
+        return moderation(update)
     if update.command == "clean_chat" or update.callback_data == "clean_chat":
         answer_callback(update.origin, update.callback_id)
         clean_chat(update.user_id)
+        clear_state(update.user_id)
+        close_user_topics(update.user_id)
         start_new_session(update.user_id, update.chat_id)
         return _say(update, Reply(chat_id=update.chat_id, text=texts.CHAT_CLEANED))
     if update.command in MENU_COMMANDS or update.callback_data is not None:

@@ -40,3 +40,24 @@ CLEAN_BASE_BUTTONS = [[Button(label="Да, удалить", data="clean_base:yes
                        Button(label="Отмена", data="clean_base:no")]]
 BASE_CLEANED = "База очищена: удалено документов — {n}."
 BASE_KEPT = "Хорошо, база не тронута."
+
+# --- consultation --------------------------------------------------------
+CONSULTATION_APOLOGY = ("Извините, сейчас я не могу ответить: сервис ответов недоступен. "
+                        "Повторите вопрос чуть позже.")
+
+# --- moderation (admins only) ---------------------------------------------
+MODERATION_ONLY_ADMINS = "Модерация доступна только администраторам."
+MODERATION_EMPTY = "Очередь модерации пуста."
+MODERATION_ITEM = ("На модерации: {pending}\n\n#{id} · {status} · культура: {culture}\n\n"
+                   "Вопрос:\n{question}\n\nОтвет:\n{answer}")
+MODERATION_APPROVED = "Одобрено: ответ #{id} добавлен в базу знаний."
+MODERATION_REJECTED = "Отклонено: ответ #{id} не попадёт в базу знаний."
+MODERATION_EDIT_PROMPT = "Пришлите исправленный ответ для #{id} одним сообщением."
+MODERATION_ALREADY = "Ответ #{id} уже рассмотрен ({status})."
+MODERATION_STATUS = {"approved": "одобрен", "rejected": "отклонён", "pending": "ожидает"}
+
+
+def moderation_buttons(item_id: int) -> list[list[Button]]:
+    return [[Button(label="Одобрить", data=f"mod:approve:{item_id}"),
+             Button(label="Изменить", data=f"mod:edit:{item_id}"),
+             Button(label="Отклонить", data=f"mod:reject:{item_id}")]]

@@ -21,8 +21,11 @@ def run_ask(question: str, user_id: int | None, verbose: bool) -> int:
             start_llm(get_settings(), stack, quiet=True)
         from flows.chat import chat
         from grove.dispatch import run_inline
+        from nodes.domain_profile import active_profile
         from nodes.user_state import session_of
 
+        if active_profile() is not None:
+            return _consult(console, question, owner, verbose)
         with console.status("thinking …"):
             answer = run_inline(chat, question, owner, session_of(owner, owner))
     console.print(answer.text)
@@ -36,3 +39,25 @@ def run_ask(question: str, user_id: int | None, verbose: bool) -> int:
                           fragment.text[:160].replace("\n", " "))
         console.print(table)
     return 1 if answer.failed else 0
+
+
+def _consult(console: Console, question: str, owner: int, verbose: bool) -> int:
+    """With a domain profile a question is a consultation turn (it may be a clarifying question)."""
+    from flows.consultation import consultation
+    from grove.dispatch import run_inline
+    from nodes.user_state import session_of
+
+    with console.status("thinking …"):
+        answer = run_inline(consultation, question, owner, session_of(owner, owner))
+    console.print(answer.text)
+    if verbose:
+        console.print(f"\n[dim]{answer.kind} · culture {answer.culture!r} · {answer.question!r}[/dim]")
+        for line in answer.trace:
+            console.print(f"[dim]{line}[/dim]")
+        table = Table("#", "tier", "type", "distance", "source", "fragment")
+        for number, snippet in enumerate(answer.snippets, 1):
+            table.add_row(str(number), str(snippet.priority_level), snippet.source_type,
+                          f"{snippet.distance:.3f}", snippet.source_label(),
+                          snippet.content[:160].replace("\n", " "))
+        console.print(table)
+    return 1 if answer.kind == "failed" else 0

@@ -143,6 +143,35 @@ class Settings(BaseSettings):
         ),
     )
     history_pairs: int = 15
+    repeat_similarity: float = Field(
+        default=0.85, description="Conversation guard / anti-repetition: texts this similar count as repeats."
+    )
+    do_not_repeat_count: int = Field(default=3, description="The bot's recent replies shown as not to repeat.")
+
+    # --- consultation (seeds 000, 002): on when a domain profile is named -----
+    domain_profile: str | None = Field(
+        default=None,
+        description=(
+            "A domain profile (a name under prompts/domains, e.g. `berries`, or a YAML path). "
+            "Set: chat questions go through the consultation flow. Unset: the plain chat flow."
+        ),
+    )
+    culture_detection: Literal["llm", "keywords"] = Field(
+        default="llm", description="llm: the model classifies (keywords when it answers off-list)."
+    )
+    qa_distance_threshold: float = Field(default=0.6, description="Tier 1: approved Q&A, cosine distance <.")
+    qa_limit: int = 20
+    doc_distance_threshold: float = Field(default=0.75, description="Tier 2: library chunks, cosine distance <.")
+    doc_limit: int = 30
+    consultation_max_clarifications: int = Field(
+        default=3, description="Stall guard: after this many clarification turns the bot answers anyway."
+    )
+    consultation_context_chars: int = Field(
+        default=6000, description="Fragments go into the prompt in tier order until this many characters."
+    )
+    topic_idle_minutes: int = Field(
+        default=120, description="A topic untouched this long is closed; the next question opens a new one."
+    )
 
     # --- ingestion -----------------------------------------------------------
     chunking: Literal["late", "naive"] = "late"

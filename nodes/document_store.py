@@ -108,7 +108,7 @@ def store_document(
                 copy.write_row((
                     document_id, owner_id, document.source_type, document.source_identifier,
                     document.title, subcategory, chunk.page, chunk.ts_start, chunk.ts_end,
-                    chunk.position, chunk.text, content_hash(chunk.text), _vector_text(vector),
+                    chunk.position, chunk.text, content_hash(chunk.text), vector_text(vector),
                 ))
     return StoredDocument(document_id=document_id, title=document.title,
                           chunk_count=len(chunks), duplicate=False)
@@ -125,7 +125,7 @@ def delete_user_documents(owner_id: int) -> tuple[int, int]:
     return docs, chunks
 
 
-def _vector_text(vector: Sequence[float] | np.ndarray) -> str:
+def vector_text(vector: Sequence[float] | np.ndarray) -> str:
     values = np.asarray(vector, dtype=np.float32)
     if not np.all(np.isfinite(values)):
         raise ValueError("embedding has NaN or infinite values")

@@ -1,0 +1,255 @@
+"""Consultation (seeds 000 and 002): culture detection, clarifying questions, three-tier answers.
+
+Each chat message of a deployment with a domain profile is one run of this flow.
+The state machine of seed 000 lives in `consultation_state` (one row per user),
+so a restarted bot or another worker continues a clarification where it stopped:
+
+- no state: a new question (or a follow-up in the open topic, which keeps its culture);
+  CASE 1 culture unclear → the model answers without retrieval, and a clarifying
+  reply opens `waiting_clarification_answer`; CASE 2 general culture → the variety
+  question opens `waiting_variety_clarification`; CASE 3 → a grounded answer;
+- `waiting_variety_clarification`: the answer maps to a variety by the profile's rules,
+  otherwise the question is classified again; then a grounded answer;
+- `waiting_clarification_answer`: root question + answer are classified again, with
+  seed 000's three branches, and the stall guard ends a loop with the best general answer.
+
+Final answers are logged and queued for moderation in one transaction; clarifying
+and system questions never are.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from prefect import flow, get_run_logger
+from prefect.artifacts import create_markdown_artifact
+from pydantic import BaseModel, Field
+
+from flows import texts
+from grove.settings import get_settings
+from nodes.chat_history import load_history
+from nodes.consultation_prompt import TEMPLATE, Mode, is_clarification_question, system_prompt
+from nodes.consultation_state import (ConsultationContext, ConsultationState, clear_state, finish_turn,
+                                      read_state, save_state)
+from nodes.detect_culture import detect_culture_name
+from nodes.dialogue_metrics import record_turn
+from nodes.domain_profile import DomainProfile, active_profile
+from nodes.embedder import embed_query
+from nodes.llm import LLMError, llm_task
+from nodes.sources import cited, source_block, strip_model_sources
+from nodes.topics import Topic, close_topic, last_question, log_turn, open_topic, set_topic_culture
+from nodes.unified_retrieve import Snippet, retrieve_unified_snippets
+
+Kind = Literal["answer", "clarification", "variety_question", "failed"]
+
+
+class ConsultationAnswer(BaseModel):
+    text: str
+    kind: Kind
+    culture: str
+    question: str = Field(description="the question as answered (root question + clarifications)")
+    snippets: list[Snippet] = Field(default_factory=list, description="what went into the prompt")
+    trace: list[str] = Field(default_factory=list)
+    signals: list[str] = Field(default_factory=list)
+    guards: list[str] = Field(default_factory=list)
+    moderation_id: int | None = None
+
+
+class _Asked(BaseModel):
+    text: str = ""
+    snippets: list[Snippet] = Field(default_factory=list)
+    trace: list[str] = Field(default_factory=list)
+    failed: bool = False
+
+
+def _within_budget(snippets: list[Snippet]) -> list[Snippet]:
+    """Fragments in (tier, distance) order while they fit the prompt's character budget."""
+    budget = get_settings().consultation_context_chars
+    chosen: list[Snippet] = []
+    used = 0
+    for snippet in snippets:
+        if chosen and used + len(snippet.content) > budget:
+            break
+        chosen.append(snippet)
+        used += len(snippet.content)
+    return chosen
+
+
+def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: Mode,
+                         user_id: int, session_id: str, search_text: str | None = None) -> _Asked:
+    """`ask_consultation_llm` of seed 000: retrieval unless clarifying, the template, one completion.
+
+    `search_text` is what is embedded for retrieval when it differs from the user's words
+    (a follow-up is searched together with the question it follows).
+    """
+    settings = get_settings()
+    snippets: list[Snippet] = []
+    trace: list[str] = []
+    if mode != "clarify":
+        subcategory = culture if mode == "grounded" else profile.fallback_subcategory
+        retrieval = retrieve_unified_snippets(profile.category, subcategory,
+                                              profile.general_subcategory(subcategory),
+                                              embed_query(search_text or text))
+        snippets, trace = _within_budget(retrieval.snippets), retrieval.trace
+    history = load_history(user_id, session_id, pairs=settings.history_pairs)
+    messages = [{"role": "system", "content": system_prompt(profile, culture, profile.category, mode, snippets)}]
+    messages += [{"role": m.role, "content": m.content} for m in history]
+    messages.append({"role": "user", "content": text})
+    try:
+        reply = llm_task()(messages)
+    except LLMError as exc:
+        get_run_logger().error("no consultation answer for user %s: %s", user_id, exc)
+        return _Asked(failed=True, trace=trace)
+    answer = strip_model_sources(reply.content) or "Не удалось сформулировать ответ."
+    if snippets:
+        block = source_block(snippets, cited(answer, len(snippets)))  # type: ignore[arg-type]
+        answer = f"{answer}\n\n{block}" if block else answer
+    return _Asked(text=answer, snippets=snippets, trace=trace)
+
+
+def _final(profile: DomainProfile, context: ConsultationContext, question: str, culture: str,
+           asked: _Asked, **extra: list[str]) -> ConsultationAnswer:
+    if asked.failed:
+        return ConsultationAnswer(text=texts.CONSULTATION_APOLOGY, kind="failed", culture=culture,
+                                  question=question, trace=asked.trace, **extra)
+    moderation_id = finish_turn(context.user_id, context.session_id, context.topic_id, question, asked.text,
+                                culture, profile.category, queue=True, keep=2 * get_settings().history_pairs)
+    return ConsultationAnswer(text=asked.text, kind="answer", culture=culture, question=question,
+                              snippets=asked.snippets, trace=asked.trace, moderation_id=moderation_id,
+                              **extra)
+
+
+def _variety_question(profile: DomainProfile, context: ConsultationContext, turns: int,
+                      signals: list[str]) -> ConsultationAnswer:
+    """CASE 2: ask the type; a system question, so neither logged nor queued (seed 000)."""
+    save_state(context.user_id, "waiting_variety_clarification", context, turns)
+    return ConsultationAnswer(text=profile.variety_question(context.culture), kind="variety_question",
+                              culture=context.culture, question=context.root_question, signals=signals)
+
+
+def _current_topic(profile: DomainProfile, question: str, user_id: int, session_id: str) -> tuple[Topic, bool]:
+    """The open topic and whether the question is a follow-up in it (seed 000 "Управление контекстом").
+
+    Follow-up: the topic is open, its culture known, it already has messages (no state is
+    active here by construction), and the question names no other crop; a question about
+    another crop closes the topic and opens a new one.
+    """
+    topic = open_topic(user_id, session_id, profile.category)
+    if topic.culture is None or topic.message_count == 0:
+        return topic, False
+    named = profile.crops_named(question)
+    if not named or named == [profile.crop_of(topic.culture)]:
+        return topic, True
+    close_topic(topic.id)
+    return open_topic(user_id, session_id, profile.category), False
+
+
+def new_question(profile: DomainProfile, question: str, user_id: int, session_id: str) -> ConsultationAnswer:
+    topic, followup = _current_topic(profile, question, user_id, session_id)
+    signals = ["followup"] if followup else []
+    search_text = None
+    if followup:
+        culture = topic.culture or profile.unclear[0]
+        previous = last_question(topic.id)
+        search_text = f"{previous} {question}" if previous else None
+    else:
+        culture = detect_culture_name(question, profile).culture
+        set_topic_culture(topic.id, culture)
+    context = ConsultationContext(category=profile.category, root_question=question, culture=culture,
+                                  topic_id=topic.id, session_id=session_id, user_id=user_id)
+    case = profile.case_of(culture)
+    signals.append(f"culture:{case}")
+    if case == "general":
+        return _variety_question(profile, context, 1, signals)
+    if case == "specific":
+        return _final(profile, context, question, culture,
+                      ask_consultation_llm(profile, question, culture, "grounded", user_id, session_id,
+                                           search_text),
+                      signals=signals)
+    asked = ask_consultation_llm(profile, question, culture, "clarify", user_id, session_id)
+    if not asked.failed and is_clarification_question(asked.text):
+        save_state(user_id, "waiting_clarification_answer", context, 1)
+        log_turn(user_id, session_id, topic.id, question, asked.text)
+        return ConsultationAnswer(text=asked.text, kind="clarification", culture=culture, question=question,
+                                  signals=signals)
+    return _final(profile, context, question, culture, asked, signals=signals)
+
+
+def variety_answer(profile: DomainProfile, state: ConsultationState, answer: str) -> ConsultationAnswer:
+    """Handler 1 of seed 000: map «летняя» / «НСД» / …, else classify root + answer again."""
+    context = state.context
+    assert context is not None
+    culture = profile.map_variety(context.culture, answer)
+    signals = ["variety:mapped" if culture else "variety:reclassified"]
+    if culture is None:
+        guess = detect_culture_name(f"{context.root_question} {answer}", profile).culture
+        culture = guess if profile.case_of(guess) == "specific" else context.culture
+    if context.topic_id is not None:
+        set_topic_culture(context.topic_id, culture)
+    question = f"{context.root_question} ({answer})"
+    asked = ask_consultation_llm(profile, question, culture, "grounded", context.user_id, context.session_id)
+    return _final(profile, context, question, culture, asked, signals=signals)
+
+
+def clarification_answer(profile: DomainProfile, state: ConsultationState, answer: str) -> ConsultationAnswer:
+    """Handler 2 of seed 000: classify root + answer; still unclear / general / specific."""
+    context = state.context
+    assert context is not None
+    combined = f"{context.root_question} {answer}"
+    culture = detect_culture_name(combined, profile).culture
+    if context.topic_id is not None:
+        set_topic_culture(context.topic_id, culture)
+    case = profile.case_of(culture)
+    signals = [f"culture:{case}"]
+    if case == "general":
+        moved = context.model_copy(update={"culture": culture, "root_question": combined})
+        return _variety_question(profile, moved, state.turns + 1, signals)
+    if case == "specific":
+        asked = ask_consultation_llm(profile, combined, culture, "grounded", context.user_id, context.session_id)
+        return _final(profile, context, combined, culture, asked, signals=signals)
+    if state.turns >= get_settings().consultation_max_clarifications:
+        # Stall guard: the user has been asked enough; answer as well as possible and leave the loop.
+        asked = ask_consultation_llm(profile, combined, culture, "best_general", context.user_id,
+                                     context.session_id)
+        return _final(profile, context, combined, culture, asked, signals=signals, guards=["stall"])
+    # Unlike the seed (state unchanged), the answers accumulate: each one may carry a hint.
+    save_state(context.user_id, "waiting_clarification_answer",
+               context.model_copy(update={"root_question": combined}), state.turns + 1)
+    log_turn(context.user_id, context.session_id, context.topic_id, answer, profile.ask_culture_again)
+    return ConsultationAnswer(text=profile.ask_culture_again, kind="clarification", culture=culture,
+                              question=combined, signals=signals)
+
+
+def _report(user_id: int, state: str | None, result: ConsultationAnswer) -> None:
+    lines = [f"**{result.kind}** · culture `{result.culture}` · state before `{state or '—'}`",
+             f"question: {result.question}", ""]
+    lines += [f"- {line}" for line in result.trace]
+    lines += [f"- fragment {n}: tier {s.priority_level} {s.source_type} d={s.distance:.3f}"
+              for n, s in enumerate(result.snippets, 1)]
+    if result.guards:
+        lines.append(f"- guards fired: {', '.join(result.guards)}")
+    create_markdown_artifact("\n".join(lines), description=f"consultation turn of user {user_id}")
+
+
+@flow(name="consultation", flow_run_name="consultation-user{user_id}")
+def consultation(question: str, user_id: int, session_id: str) -> ConsultationAnswer:
+    profile = active_profile()
+    if profile is None:
+        raise RuntimeError("the consultation flow needs a domain profile (GROVE_DOMAIN_PROFILE)")
+    state = read_state(user_id)
+    if state.state is not None and state.context is not None and state.context.session_id != session_id:
+        clear_state(user_id)  # a clarification from a cleaned session does not leak into the new one
+        state = ConsultationState(user_id=user_id, state=None, context=None)
+    if state.state == "waiting_variety_clarification":
+        result = variety_answer(profile, state, question)
+    elif state.state == "waiting_clarification_answer":
+        result = clarification_answer(profile, state, question)
+    else:
+        result = new_question(profile, question, user_id, session_id)
+    record_turn(user_id, "consultation", TEMPLATE, result.signals, result.guards,
+                {"kind": result.kind, "culture": result.culture, "state_before": state.state,
+                 "fragments": len(result.snippets)})
+    _report(user_id, state.state, result)
+    if result.kind == "failed":
+        get_run_logger().warning("answer service unavailable; the user was told to retry")
+    return result

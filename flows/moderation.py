@@ -1,0 +1,84 @@
+"""Moderation in Telegram: admins approve, edit or reject queued answers.
+
+`/moderation` shows the oldest pending item with three buttons (`/moderation 42`
+shows item 42). Approve writes
+the pair to `knowledge_base` (tier 1 of the consultation at once); edit asks for
+the corrected answer, which the admin's next message supplies; reject drops it.
+Everyone not in GROVE_ADMIN_IDS is refused, whatever they send.
+"""
+
+from __future__ import annotations
+
+from prefect import flow
+
+from flows import texts
+from grove.messages import IncomingUpdate, Reply
+from nodes.moderation import (ModerationItem, Review, approve, get_item, is_admin, item_being_edited, next_pending,
+                              pending_count, reject, start_edit)
+from nodes.telegram_reply import answer_callback, send_reply
+
+
+def is_moderation_update(update: IncomingUpdate) -> bool:
+    """A /moderation command, a moderation button, or an admin's message that is an edited answer."""
+    if update.command == "moderation" or (update.callback_data or "").startswith("mod:"):
+        return True
+    return bool(update.text and not update.command and is_admin(update.user_id)
+                and item_being_edited.fn(update.user_id) is not None)
+
+
+def item_reply(chat_id: int, item: ModerationItem | None) -> Reply:
+    if item is None:
+        return Reply(chat_id=chat_id, text=texts.MODERATION_EMPTY)
+    text = texts.MODERATION_ITEM.format(pending=pending_count(), id=item.id, culture=item.culture or "—",
+                                        status=texts.MODERATION_STATUS.get(item.status, item.status),
+                                        question=item.question, answer=item.edited_answer or item.answer)
+    buttons = texts.moderation_buttons(item.id) if item.status == "pending" else []
+    return Reply(chat_id=chat_id, text=text, buttons=buttons)
+
+
+def _outcome(review: Review, done_text: str) -> str:
+    if review.done:
+        return done_text.format(id=review.item.id)
+    status = texts.MODERATION_STATUS.get(review.reason or "", review.reason)
+    return texts.MODERATION_ALREADY.format(id=review.item.id, status=status)
+
+
+def _say(update: IncomingUpdate, *replies: Reply) -> list[Reply]:
+    for reply in replies:
+        send_reply(update.origin, reply)
+    return list(replies)
+
+
+@flow(name="moderation", flow_run_name="moderation-user{update.user_id}")
+def moderation(update: IncomingUpdate) -> list[Reply]:
+    chat = update.chat_id
+    if not is_admin(update.user_id):
+        answer_callback(update.origin, update.callback_id, texts.MODERATION_ONLY_ADMINS)
+        return _say(update, Reply(chat_id=chat, text=texts.MODERATION_ONLY_ADMINS))
+    if update.callback_data:
+        answer_callback(update.origin, update.callback_id)
+        _, action, raw_id = (update.callback_data.split(":") + ["", ""])[:3]
+        if not raw_id.isdigit():
+            return _say(update, item_reply(chat, next_pending(update.user_id)))
+        item_id = int(raw_id)
+        if action == "edit":
+            review = start_edit(item_id, update.user_id)
+            if review.done:
+                return _say(update, Reply(chat_id=chat, text=texts.MODERATION_EDIT_PROMPT.format(id=item_id)))
+            return _say(update, Reply(chat_id=chat, text=_outcome(review, "")),
+                        item_reply(chat, next_pending(update.user_id)))
+        if action == "approve":
+            done = _outcome(approve(item_id, update.user_id), texts.MODERATION_APPROVED)
+        elif action == "reject":
+            done = _outcome(reject(item_id, update.user_id), texts.MODERATION_REJECTED)
+        else:
+            done = texts.UNKNOWN_BUTTON_TOAST
+        return _say(update, Reply(chat_id=chat, text=done), item_reply(chat, next_pending(update.user_id)))
+    editing = item_being_edited(update.user_id)
+    if editing is not None and update.text and not update.command:
+        done = _outcome(approve(editing.id, update.user_id, update.text), texts.MODERATION_APPROVED)
+        return _say(update, Reply(chat_id=chat, text=done), item_reply(chat, next_pending(update.user_id)))
+    if update.command_args.strip().lstrip("#").isdigit():  # `/moderation 42`: that item
+        item = get_item(int(update.command_args.strip().lstrip("#")), update.user_id)
+        return _say(update, item_reply(chat, item))
+    return _say(update, item_reply(chat, next_pending(update.user_id)))

@@ -1,0 +1,91 @@
+"""The consultation state machine's memory (seed 000), in `consultation_state`, one row per user.
+
+The seed keeps it in two process dictionaries, so a restart forgets every open
+clarification and two workers disagree. Here it is a row, read at the start of a
+turn and written at its end, so any process (a restarted bot, another worker)
+continues the dialogue where it stopped.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from prefect import task
+from pydantic import BaseModel
+
+from grove.db import transaction
+
+State = Literal["waiting_variety_clarification", "waiting_clarification_answer"]
+
+
+class ConsultationContext(BaseModel):
+    category: str
+    root_question: str
+    culture: str
+    topic_id: int | None
+    session_id: str
+    user_id: int
+
+
+class ConsultationState(BaseModel):
+    user_id: int
+    state: State | None
+    context: ConsultationContext | None
+    turns: int = 0
+    updated_at: datetime | None = None
+
+
+@task(name="read-consultation-state", retries=2, retry_delay_seconds=1)
+def read_state(user_id: int) -> ConsultationState:
+    """The user's state; an empty one (no state) when there is no row."""
+    with transaction() as conn:
+        row = conn.execute("select * from consultation_state where user_id = %s", (user_id,)).fetchone()
+    if row is None or row["state"] is None:
+        return ConsultationState(user_id=user_id, state=None, context=None)
+    return ConsultationState(user_id=user_id, state=row["state"], turns=row["turns"],
+                             context=ConsultationContext.model_validate(row["context"]),
+                             updated_at=row["updated_at"])
+
+
+@task(name="save-consultation-state", retries=2, retry_delay_seconds=1)
+def save_state(user_id: int, state: State, context: ConsultationContext, turns: int) -> None:
+    with transaction() as conn:
+        conn.execute(
+            """
+            insert into consultation_state (user_id, state, context, turns, updated_at)
+            values (%s, %s, %s::jsonb, %s, now())
+            on conflict (user_id) do update
+               set state = excluded.state, context = excluded.context,
+                   turns = excluded.turns, updated_at = excluded.updated_at
+            """,
+            (user_id, state, context.model_dump_json(), turns))
+
+
+@task(name="clear-consultation-state", retries=2, retry_delay_seconds=1)
+def clear_state(user_id: int) -> None:
+    with transaction() as conn:
+        conn.execute("delete from consultation_state where user_id = %s", (user_id,))
+
+
+@task(name="finish-consultation-turn", retries=2, retry_delay_seconds=1)
+def finish_turn(user_id: int, session_id: str, topic_id: int | None, question: str, answer: str,
+                culture: str | None, category: str | None, *, queue: bool, keep: int = 30) -> int | None:
+    """A final answer, in one transaction: state cleared, pair logged, item queued for moderation.
+
+    Returns the moderation item id (None when not queued). A crash leaves all or none of it.
+    """
+    with transaction() as conn:
+        conn.execute("delete from consultation_state where user_id = %s", (user_id,))
+        conn.execute("select insert_and_trim_pairs(%s, %s, %s, %s, %s, %s)",
+                     (user_id, session_id, question, answer, keep, topic_id))
+        if topic_id is not None:
+            conn.execute("update topics set message_count = message_count + 2, updated_at = now()"
+                         " where id = %s", (topic_id,))
+        if not queue:
+            return None
+        row = conn.execute(
+            "insert into moderation_queue (user_id, topic_id, question, answer, culture, category_guess)"
+            " values (%s, %s, %s, %s, %s, %s) returning id",
+            (user_id, topic_id, question, answer, culture, category)).fetchone()
+    return int(row["id"])

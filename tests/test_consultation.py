@@ -1,0 +1,379 @@
+"""Consultation end to end (seed 000 examples 1–4, seed 002 example 3, moderation, restart).
+
+Telegram stand-in ↔ the real bot ↔ flows ↔ Postgres, with real EmbeddingGemma vectors
+for the shared library and a scripted OpenAI-compatible LLM: the classifier's and
+the consultant's words are fixed, so what is checked is grove's state machine,
+retrieval, logging and moderation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg.rows import dict_row
+
+from nodes.document_store import ChunkRecord, store_document
+from nodes.embedder import get_embedder
+from nodes.ingest_types import ExtractedDocument
+from nodes.unified_retrieve import LIBRARY_OWNER
+from tests.support.bot import new_bot, running
+from tests.support.scripted_llm import Response, ScriptedLLM, text
+from tests.support.telegram_standin import TelegramStandin
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(300)]
+
+CLASSIFIER_MARK = "Определи культуру"
+RASPBERRY_REMONTANT = "Ремонтантную малину весной подкармливают азотом: 15 г мочевины на квадратный метр."
+STRAWBERRY_SUMMER = "Летнюю клубнику обрезают сразу после сбора урожая: скашивают старые листья и усы."
+BLUEBERRY = "Голубике нужна кислая почва с pH 4–5 и мульча из хвои; поливают часто, понемногу."
+
+
+class Consultant:
+    """A scripted model: classification requests answered from a table, answers from a queue."""
+
+    def __init__(self, cultures: dict[str, str], answers: list[str]) -> None:
+        self.cultures = cultures
+        self.answers = list(answers)
+        self.classified: list[str] = []
+        self.answered: list[dict[str, Any]] = []
+
+    def __call__(self, body: dict[str, Any]) -> Response:
+        system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+        if system.startswith(CLASSIFIER_MARK):
+            self.classified.append(user)
+            return text(self.cultures.get(user, "не определено"))(body)
+        self.answered.append(body)
+        return text(self.answers.pop(0))(body)
+
+    def system_prompts(self) -> list[str]:
+        return [body["messages"][0]["content"] for body in self.answered]
+
+
+@pytest.fixture
+def consult(env, pg_url: str):  # type: ignore[no-untyped-def]
+    """Settings for a berry-crop deployment pointed at a scripted model; yields a setter.
+
+    Approved pairs are tier 1 for everyone, so the ones a test creates are removed after it.
+    """
+    servers: list[ScriptedLLM] = []
+    with psycopg.connect(pg_url) as conn:
+        last_pair = conn.execute("select coalesce(max(id), 0) from knowledge_base").fetchone()[0]
+
+    def start(consultant: Consultant, **extra: str) -> ScriptedLLM:
+        server = ScriptedLLM(default=consultant).__enter__()
+        servers.append(server)
+        env(GROVE_DOMAIN_PROFILE="berries", GROVE_LLM_API_KEY="test-key", GROVE_LLM_BASE_URL=server.base_url,
+            GROVE_LLM_MODEL="scripted", GROVE_LLM_RETRIES="1", GROVE_LLM_RETRY_DELAYS="[0]", **extra)
+        return server
+
+    yield start
+    for server in servers:
+        server.__exit__(None, None, None)
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("delete from knowledge_base where id > %s", (last_pair,))
+
+
+@pytest.fixture
+def library(pg_url: str):  # type: ignore[no-untyped-def]
+    """Put documents into the shared library (owner 0) under a culture; removed afterwards."""
+    ids: list[int] = []
+
+    def add(name: str, culture: str, texts: list[str]) -> None:
+        vectors = get_embedder().embed_documents(texts)
+        document = ExtractedDocument(source_type="pdf", source_identifier=name, title=None,
+                                     text="\n\n".join(texts) + f"\n{name}")
+        stored = store_document.fn(LIBRARY_OWNER, document,
+                                   [ChunkRecord(position=i, text=t, page=i + 1) for i, t in enumerate(texts)],
+                                   vectors, culture)
+        ids.append(stored.document_id)
+
+    yield add
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("delete from documents where id = any(%s)", (ids,))
+
+
+async def choose_chat(standin: TelegramStandin, user_id: int) -> None:
+    standin.send_text(user_id, "/start")
+    await standin.wait_for_bot_messages_async(user_id, 1)
+    standin.press_button(user_id, "chat")
+    await standin.wait_for_bot_messages_async(user_id, 2)
+
+
+async def say(standin: TelegramStandin, user_id: int, message: str, expect: int = 1) -> str:
+    before = len(standin.bot_messages(user_id))
+    standin.send_text(user_id, message)
+    replies = await standin.wait_for_bot_messages_async(user_id, before + expect, timeout=120)
+    return "\n".join(r["text"] for r in replies[before:])
+
+
+def state_of(url: str, user_id: int) -> dict | None:
+    with psycopg.connect(url, row_factory=dict_row) as conn:
+        return conn.execute("select state, context, turns from consultation_state where user_id = %s",
+                            (user_id,)).fetchone()
+
+
+def queued(url: str, user_id: int) -> list[dict]:
+    with psycopg.connect(url, row_factory=dict_row) as conn:
+        return conn.execute("select * from moderation_queue where user_id = %s order by id",
+                            (user_id,)).fetchall()
+
+
+def topics_of(url: str, user_id: int) -> list[dict]:
+    with psycopg.connect(url, row_factory=dict_row) as conn:
+        return conn.execute("select * from topics where user_id = %s order by id", (user_id,)).fetchall()
+
+
+async def test_example_1_unclear_culture_then_crop_then_variety(
+    standin: TelegramStandin, consult, library, store: str, user_id: int
+) -> None:
+    library("малина-ремонтантная.pdf", "малина ремонтантная", [RASPBERRY_REMONTANT])
+    model = Consultant(
+        {"Как правильно подкармливать?": "не определено",
+         "Как правильно подкармливать? Про малину": "малина общая"},
+        ["О какой культуре речь? Клубника, малина, смородина?",
+         "Весной ремонтантной малине нужен азот: 15 г мочевины на м² [1]."])
+    consult(model)
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        first = await say(standin, user_id, "Как правильно подкармливать?")
+        assert first == "О какой культуре речь? Клубника, малина, смородина?"
+        assert "БАЗА ЗНАНИЙ" not in model.system_prompts()[0]  # CASE 1: no retrieval
+        assert state_of(store, user_id)["state"] == "waiting_clarification_answer"
+
+        second = await say(standin, user_id, "Про малину")
+        assert second == "Какая у вас малина: летняя (обычная) или ремонтантная?"
+        assert model.classified[-1] == "Как правильно подкармливать? Про малину"
+        state = state_of(store, user_id)
+        assert state["state"] == "waiting_variety_clarification"
+        assert state["context"]["culture"] == "малина общая"
+        assert state["context"]["root_question"] == "Как правильно подкармливать? Про малину"
+
+        third = await say(standin, user_id, "Ремонтантная")
+    assert "15 г мочевины" in third and "малина-ремонтантная.pdf" in third
+    final_request = model.answered[-1]
+    assert final_request["messages"][-1]["content"] == "Как правильно подкармливать? Про малину (Ремонтантная)"
+    prompt = final_request["messages"][0]["content"]
+    assert "Текущая культура: малина ремонтантная" in prompt
+    assert "[УРОВЕНЬ 2] [document]" in prompt and RASPBERRY_REMONTANT in prompt
+    assert len(model.classified) == 2  # «Ремонтантная» mapped by the rules, not by the model
+    assert state_of(store, user_id) is None
+    [item] = queued(store, user_id)  # the clarifying and the system question are never queued
+    assert item["question"] == "Как правильно подкармливать? Про малину (Ремонтантная)"
+    assert item["culture"] == "малина ремонтантная" and item["status"] == "pending"
+    [topic] = topics_of(store, user_id)
+    assert topic["culture"] == "малина ремонтантная"
+
+
+async def test_example_2_general_culture_asks_the_variety(
+    standin: TelegramStandin, consult, library, store: str, user_id: int
+) -> None:
+    library("клубника-летняя.pdf", "клубника летняя", [STRAWBERRY_SUMMER])
+    model = Consultant({"Когда обрезать клубнику?": "клубника общая"},
+                       ["Летнюю клубнику обрезают после сбора урожая [1]."])
+    consult(model)
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        first = await say(standin, user_id, "Когда обрезать клубнику?")
+        assert first == "Какая у вас клубника: летняя (июньская) или ремонтантная (НСД)?"
+        assert model.answered == []  # the type question is the system's, no model call
+        assert queued(store, user_id) == []
+        final = await say(standin, user_id, "Летняя")
+    assert "после сбора урожая" in final and "клубника-летняя.pdf" in final
+    request = model.answered[0]
+    assert request["messages"][-1]["content"] == "Когда обрезать клубнику? (Летняя)"
+    assert "Текущая культура: клубника летняя" in request["messages"][0]["content"]
+    assert STRAWBERRY_SUMMER in request["messages"][0]["content"]
+    assert [i["question"] for i in queued(store, user_id)] == ["Когда обрезать клубнику? (Летняя)"]
+
+
+async def test_example_3_specific_culture_is_answered_at_once(
+    standin: TelegramStandin, consult, library, store: str, user_id: int
+) -> None:
+    library("голубика.pdf", "голубика", [BLUEBERRY])
+    model = Consultant({"Как ухаживать за голубикой?": "голубика"},
+                       ["Голубике нужна кислая почва, pH 4–5 [1]."])
+    consult(model)
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        reply = await say(standin, user_id, "Как ухаживать за голубикой?")
+    assert "кислая почва" in reply and "Информация взята из:" in reply and "голубика.pdf, с. 1" in reply
+    assert BLUEBERRY in model.system_prompts()[0]
+    [item] = queued(store, user_id)
+    assert item["culture"] == "голубика" and item["answer"] == reply
+    with psycopg.connect(store) as conn:
+        history = conn.execute("select role, content from chat_messages where user_id = %s order by id",
+                               (user_id,)).fetchall()
+    assert history == [("user", "Как ухаживать за голубикой?"), ("assistant", reply)]
+
+
+async def test_example_4_follow_up_keeps_the_topic_culture(
+    standin: TelegramStandin, consult, library, store: str, user_id: int
+) -> None:
+    library("малина-ремонтантная.pdf", "малина ремонтантная", [RASPBERRY_REMONTANT])
+    model = Consultant({"Как подкормить малину ремонтантную?": "малина ремонтантная"},
+                       ["Азотом весной [1].", "Лучше рано весной, по талой земле [1]."])
+    consult(model)
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        await say(standin, user_id, "Как подкормить малину ремонтантную?")
+        await say(standin, user_id, "А в какое время лучше?")
+    assert model.classified == ["Как подкормить малину ремонтантную?"]  # the follow-up is not reclassified
+    second = model.answered[1]
+    assert "Текущая культура: малина ремонтантная" in second["messages"][0]["content"]
+    assert RASPBERRY_REMONTANT in second["messages"][0]["content"]  # retrieval with the stored culture
+    history = [m["content"] for m in second["messages"][1:-1]]
+    assert history[0] == "Как подкормить малину ремонтантную?"  # the topic's first pair is context
+    [topic] = topics_of(store, user_id)
+    assert topic["message_count"] == 4 and topic["culture"] == "малина ремонтантная"
+
+
+async def test_another_crop_opens_a_new_topic(
+    standin: TelegramStandin, consult, store: str, user_id: int
+) -> None:
+    model = Consultant({"Как подкормить малину ремонтантную?": "малина ремонтантная",
+                        "А голубику чем подкормить?": "голубика"},
+                       ["Азотом весной.", "Кислыми удобрениями."])
+    consult(model)
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        await say(standin, user_id, "Как подкормить малину ремонтантную?")
+        await say(standin, user_id, "А голубику чем подкормить?")
+    assert len(model.classified) == 2
+    topics = topics_of(store, user_id)
+    assert [(t["culture"], t["status"]) for t in topics] == [("малина ремонтантная", "closed"),
+                                                             ("голубика", "open")]
+
+
+async def test_restart_between_question_and_answer_keeps_the_clarification(
+    standin: TelegramStandin, consult, library, store: str, user_id: int
+) -> None:
+    library("клубника-летняя.pdf", "клубника летняя", [STRAWBERRY_SUMMER])
+    model = Consultant({"Когда обрезать клубнику?": "клубника общая"}, ["После сбора урожая [1]."])
+    consult(model)
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        await say(standin, user_id, "Когда обрезать клубнику?")
+    assert state_of(store, user_id)["state"] == "waiting_variety_clarification"
+    async with running(new_bot()):  # a new process: nothing of the dialogue is in memory
+        final = await say(standin, user_id, "июньская")
+    assert "После сбора урожая" in final
+    assert model.answered[0]["messages"][-1]["content"] == "Когда обрезать клубнику? (июньская)"
+    assert "клубника летняя" in model.answered[0]["messages"][0]["content"]
+    assert state_of(store, user_id) is None
+
+
+async def test_stall_guard_ends_a_clarification_loop_with_a_general_answer(
+    standin: TelegramStandin, consult, store: str, user_id: int
+) -> None:
+    model = Consultant({}, ["Уточните, о какой культуре речь?",
+                            "В целом подкармливают весной азотом, летом калием; для точного совета "
+                            "назовите культуру."])
+    consult(model, GROVE_CONSULTATION_MAX_CLARIFICATIONS="2")
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        assert "Уточните" in await say(standin, user_id, "Чем подкормить?")
+        again = await say(standin, user_id, "не знаю")
+        assert again == "Уточните, пожалуйста, о какой конкретно культуре идёт речь?"
+        assert state_of(store, user_id)["turns"] == 2
+        final = await say(standin, user_id, "всё равно")
+    assert "весной азотом" in final
+    assert state_of(store, user_id) is None
+    assert "лучший общий ответ" in model.system_prompts()[-1]
+    with psycopg.connect(store) as conn:
+        guards = [g for (g,) in conn.execute(
+            "select guards from dialogue_turns where user_id = %s order by id", (user_id,))]
+    assert guards == [[], [], ["stall"]]
+    assert [i["question"] for i in queued(store, user_id)] == ["Чем подкормить? не знаю всё равно"]
+
+
+async def test_nothing_found_answers_from_general_knowledge(
+    standin: TelegramStandin, consult, store: str, user_id: int
+) -> None:
+    """Seed 002 example 3: an empty base for ежевика; the model answers without sources."""
+    model = Consultant({"Как ухаживать за ежевикой?": "ежевика"}, ["Ежевику подвязывают к шпалере."])
+    consult(model)
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        reply = await say(standin, user_id, "Как ухаживать за ежевикой?")
+    assert reply == "Ежевику подвязывают к шпалере."
+    prompt = model.system_prompts()[0]
+    assert "БАЗА ЗНАНИЙ" not in prompt and "ничего не найдено" in prompt
+
+
+async def test_approved_answer_becomes_tier_1_for_everyone(
+    standin: TelegramStandin, consult, library, store: str, user_id: int, other_user_id: int
+) -> None:
+    admin = other_user_id + 1_000_000
+    question = "Как укрывать жимолость на зиму?"
+    model = Consultant({question: "жимолость"},
+                       ["Жимолость не укрывают: она выдерживает до −40 °C.", "Не укрывают [1]."])
+    consult(model, GROVE_ADMIN_IDS=f"[{admin}]")
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        answer = await say(standin, user_id, question)
+        [item] = queued(store, user_id)
+
+        listing = await say(standin, admin, f"/moderation {item['id']}")
+        assert f"#{item['id']}" in listing and question in listing
+        standin.press_button(admin, f"mod:approve:{item['id']}")
+        await standin.wait_for_bot_messages_async(admin, 3, timeout=60)
+        assert any(f"#{item['id']} добавлен" in m["text"] for m in standin.bot_messages(admin))
+
+        await choose_chat(standin, other_user_id)
+        await say(standin, other_user_id, question)
+    [approved] = queued(store, user_id)
+    assert approved["status"] == "approved" and approved["reviewer_id"] == admin
+    prompt = model.system_prompts()[-1]
+    assert "[УРОВЕНЬ 1] [qa]" in prompt and answer in prompt  # searchable at once, as tier 1
+
+
+async def test_admin_edits_an_answer_before_approving(
+    standin: TelegramStandin, consult, store: str, user_id: int, other_user_id: int
+) -> None:
+    admin = other_user_id + 2_000_000
+    model = Consultant({"Когда сажать крыжовник?": "крыжовник"}, ["Весной."])
+    consult(model, GROVE_ADMIN_IDS=f"[{admin}]")
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        await say(standin, user_id, "Когда сажать крыжовник?")
+        [item] = queued(store, user_id)
+        await say(standin, admin, f"/moderation {item['id']}")
+        prompt = (await _press(standin, admin, f"mod:edit:{item['id']}"))
+        assert "исправленный ответ" in prompt
+        await say(standin, admin, "Крыжовник сажают осенью, за месяц до заморозков.", expect=1)
+    with psycopg.connect(store, row_factory=dict_row) as conn:
+        kb = conn.execute("select question, answer, subcategory from knowledge_base where moderation_id = %s",
+                          (item["id"],)).fetchone()
+    assert kb == {"question": "Когда сажать крыжовник?", "subcategory": "крыжовник",
+                  "answer": "Крыжовник сажают осенью, за месяц до заморозков."}
+
+
+async def _press(standin: TelegramStandin, user_id: int, data: str, *, strict: bool = True) -> str:
+    before = len(standin.bot_messages(user_id))
+    standin.press_button(user_id, data, strict=strict)
+    replies = await standin.wait_for_bot_messages_async(user_id, before + 1, timeout=60)
+    return replies[before]["text"]
+
+
+async def test_non_admin_cannot_moderate(
+    standin: TelegramStandin, consult, store: str, user_id: int, other_user_id: int
+) -> None:
+    model = Consultant({"Когда сажать смородину?": "смородина"}, ["Осенью."])
+    consult(model, GROVE_ADMIN_IDS="[1]")
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        await say(standin, user_id, "Когда сажать смородину?")
+        [item] = queued(store, user_id)
+        refusal = await say(standin, other_user_id, "/moderation")
+        assert refusal == "Модерация доступна только администраторам."
+        assert str(item["id"]) not in refusal and "Когда сажать" not in refusal
+        # A forged button press (no such button was ever shown to this user) is refused too.
+        forged = await _press(standin, user_id, f"mod:approve:{item['id']}", strict=False)
+        assert forged == "Модерация доступна только администраторам."
+    [still] = queued(store, user_id)
+    assert still["status"] == "pending" and still["knowledge_base_id"] is None
+    with psycopg.connect(store) as conn:
+        assert conn.execute("select count(*) from knowledge_base where moderation_id = %s",
+                            (item["id"],)).fetchone()[0] == 0
