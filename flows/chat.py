@@ -18,18 +18,20 @@ from pydantic import BaseModel, Field
 import prompts
 from flows.rag_query import rag_db_query
 from grove.settings import get_settings
-from nodes.chat_history import ChatMessage, load_history, store_pair
+from nodes.answer_prompt import TEMPLATE, AnswerContext, parts, render
+from nodes.chat_history import NO_ANSWER_MARK, ChatMessage, load_history, store_pair
+from nodes.dialogue_metrics import record_turn, report_turn
 from nodes.llm import LLMError, LLMReply, current_endpoint, llm_task
 from nodes.retrieve import Fragment
 from nodes.search_indicators import base_indicators
 from nodes.sources import cited, source_block, strip_model_sources
+from nodes.turn_policy import TurnPolicy, needs_regeneration, prepare_turn, with_repetition_signal
 
 log = logging.getLogger(__name__)
 
 TOOL_NAME = "rag-db-query"
 APOLOGY = ("Извините, сейчас я не могу ответить: сервис ответов недоступен. Ваш вопрос сохранён — "
            "повторите его чуть позже или напишите «ещё раз».")
-NO_ANSWER_MARK = "[ответ не получен: сервис ответов был недоступен]"
 
 
 @cache
@@ -40,14 +42,23 @@ def rag_tool() -> dict[str, Any]:
 class ChatAnswer(BaseModel):
     text: str = Field(description="what the user sees: the answer plus the source block")
     fragments: list[Fragment] = Field(default_factory=list)
+    signals: list[str] = Field(default_factory=list)
+    guards: list[str] = Field(default_factory=list)
     tool_called: bool = False
     tool_query: str | None = None
     failed: bool = False
 
 
-def build_messages(question: str, history: list[ChatMessage]) -> list[dict[str, Any]]:
+def system_prompt(policy: TurnPolicy) -> str:
+    """The one answer template, filled for chat: tool rules, the turn's signals, replies not to repeat."""
+    return render(AnswerContext(role=parts()["roles"]["chat"], mode="chat", tools=True,
+                                signals=policy.signals, do_not_repeat=policy.recent_bot))
+
+
+def build_messages(question: str, history: list[ChatMessage], policy: TurnPolicy | None = None) -> list[dict[str, Any]]:
     """System rules, the history as context, and only the new message as the user turn."""
-    messages: list[dict[str, Any]] = [{"role": "system", "content": prompts.load("chat_system.md")}]
+    policy = policy or prepare_turn(question, history)
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt(policy)}]
     messages += [{"role": m.role, "content": m.content} for m in history]
     messages.append({"role": "user", "content": question})
     return messages
@@ -77,13 +88,14 @@ def _tool_choice(question: str) -> tuple[list[dict[str, Any]] | None, Any]:
 @flow(name="chat", flow_run_name="chat-user{user_id}")
 def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
     history = load_history(user_id, session_id, pairs=get_settings().history_pairs)
-    messages = build_messages(question, history)
+    policy = prepare_turn(question, history)
+    messages = build_messages(question, history, policy)
     ask = llm_task()
+    fragments: list[Fragment] = []
+    query: str | None = None
     try:
         tools, choice = _tool_choice(question)
         first = ask(messages, tools=tools, tool_choice=choice)
-        fragments: list[Fragment] = []
-        query: str | None = None
         if first.tool_calls:
             call = first.tool_calls[0]
             if len(first.tool_calls) > 1:
@@ -104,13 +116,23 @@ def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
             final = first
         else:
             final = ask(messages)  # llama-cpp returns an empty text when it chose no tool
+        if needs_regeneration(final.content, policy):
+            policy = with_repetition_signal(policy)
+            messages[0] = {"role": "system", "content": system_prompt(policy)}
+            final = ask(messages)  # once, without tools; whatever comes back is the answer
     except LLMError as exc:
         log.error("no answer for user %s: %s", user_id, exc)
         store_pair(user_id, session_id, question, NO_ANSWER_MARK)
-        return ChatAnswer(text=APOLOGY, failed=True)
+        record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards, {"failed": True})
+        return ChatAnswer(text=APOLOGY, failed=True, signals=policy.signal_names, guards=policy.guards)
     text = compose(final, fragments)
     store_pair(user_id, session_id, question, text)
-    return ChatAnswer(text=text, fragments=fragments, tool_called=query is not None, tool_query=query)
+    record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards,
+                {"tool_called": query is not None, "fragments": len(fragments)})
+    report_turn("chat", user_id, policy.signal_names, policy.guards,
+                [f"tool: {query!r}" if query else "no search", f"fragments: {len(fragments)}"])
+    return ChatAnswer(text=text, fragments=fragments, tool_called=query is not None, tool_query=query,
+                      signals=policy.signal_names, guards=policy.guards)
 
 
 def compose(reply: LLMReply, fragments: list[Fragment]) -> str:

@@ -28,7 +28,9 @@ from pydantic import BaseModel, Field
 from flows import texts
 from grove.settings import get_settings
 from nodes.chat_history import load_history
-from nodes.consultation_prompt import TEMPLATE, Mode, is_clarification_question, system_prompt
+from nodes.answer_prompt import TEMPLATE
+from nodes.consultation_prompt import Mode, is_clarification_question, system_prompt
+from nodes.context_signals import Signal
 from nodes.consultation_state import (ConsultationContext, ConsultationState, clear_state, finish_turn,
                                       read_state, save_state)
 from nodes.detect_culture import detect_culture_name
@@ -37,6 +39,7 @@ from nodes.domain_profile import DomainProfile, active_profile
 from nodes.embedder import embed_query
 from nodes.llm import LLMError, llm_task
 from nodes.sources import cited, source_block, strip_model_sources
+from nodes.turn_policy import needs_regeneration, prepare_turn, with_repetition_signal
 from nodes.topics import Topic, close_topic, last_question, log_turn, open_topic, set_topic_culture
 from nodes.unified_retrieve import Snippet, retrieve_unified_snippets
 
@@ -59,6 +62,8 @@ class _Asked(BaseModel):
     text: str = ""
     snippets: list[Snippet] = Field(default_factory=list)
     trace: list[str] = Field(default_factory=list)
+    signals: list[str] = Field(default_factory=list)
+    guards: list[str] = Field(default_factory=list)
     failed: bool = False
 
 
@@ -76,8 +81,9 @@ def _within_budget(snippets: list[Snippet]) -> list[Snippet]:
 
 
 def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: Mode,
-                         user_id: int, session_id: str, search_text: str | None = None) -> _Asked:
-    """`ask_consultation_llm` of seed 000: retrieval unless clarifying, the template, one completion.
+                         user_id: int, session_id: str, search_text: str | None = None,
+                         signals: list[Signal] | None = None) -> _Asked:
+    """`ask_consultation_llm` of seed 000: retrieval unless clarifying, the one template, one completion.
 
     `search_text` is what is embedded for retrieval when it differs from the user's words
     (a follow-up is searched together with the question it follows).
@@ -92,31 +98,44 @@ def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: 
                                               embed_query(search_text or text))
         snippets, trace = _within_budget(retrieval.snippets), retrieval.trace
     history = load_history(user_id, session_id, pairs=settings.history_pairs)
-    messages = [{"role": "system", "content": system_prompt(profile, culture, profile.category, mode, snippets)}]
+    policy = prepare_turn(text, history, signals)
+
+    def prompt() -> str:
+        return system_prompt(profile, culture, profile.category, mode, snippets, policy.signals,
+                             policy.recent_bot)
+
+    messages = [{"role": "system", "content": prompt()}]
     messages += [{"role": m.role, "content": m.content} for m in history]
     messages.append({"role": "user", "content": text})
+    ask = llm_task()
     try:
-        reply = llm_task()(messages)
+        reply = ask(messages)
+        if needs_regeneration(reply.content, policy):
+            policy = with_repetition_signal(policy)
+            messages[0] = {"role": "system", "content": prompt()}
+            reply = ask(messages)
     except LLMError as exc:
         get_run_logger().error("no consultation answer for user %s: %s", user_id, exc)
-        return _Asked(failed=True, trace=trace)
+        return _Asked(failed=True, trace=trace, signals=policy.signal_names, guards=policy.guards)
     answer = strip_model_sources(reply.content) or "Не удалось сформулировать ответ."
     if snippets:
         block = source_block(snippets, cited(answer, len(snippets)))  # type: ignore[arg-type]
         answer = f"{answer}\n\n{block}" if block else answer
-    return _Asked(text=answer, snippets=snippets, trace=trace)
+    return _Asked(text=answer, snippets=snippets, trace=trace, signals=policy.signal_names,
+                  guards=policy.guards)
 
 
 def _final(profile: DomainProfile, context: ConsultationContext, question: str, culture: str,
-           asked: _Asked, **extra: list[str]) -> ConsultationAnswer:
+           asked: _Asked, signals: list[str], guards: list[str] | None = None) -> ConsultationAnswer:
+    signals, guards = signals + asked.signals, (guards or []) + asked.guards
     if asked.failed:
         return ConsultationAnswer(text=texts.CONSULTATION_APOLOGY, kind="failed", culture=culture,
-                                  question=question, trace=asked.trace, **extra)
+                                  question=question, trace=asked.trace, signals=signals, guards=guards)
     moderation_id = finish_turn(context.user_id, context.session_id, context.topic_id, question, asked.text,
                                 culture, profile.category, queue=True, keep=2 * get_settings().history_pairs)
     return ConsultationAnswer(text=asked.text, kind="answer", culture=culture, question=question,
                               snippets=asked.snippets, trace=asked.trace, moderation_id=moderation_id,
-                              **extra)
+                              signals=signals, guards=guards)
 
 
 def _variety_question(profile: DomainProfile, context: ConsultationContext, turns: int,
@@ -164,14 +183,14 @@ def new_question(profile: DomainProfile, question: str, user_id: int, session_id
     if case == "specific":
         return _final(profile, context, question, culture,
                       ask_consultation_llm(profile, question, culture, "grounded", user_id, session_id,
-                                           search_text),
+                                           search_text, [Signal(name="followup")] if followup else None),
                       signals=signals)
     asked = ask_consultation_llm(profile, question, culture, "clarify", user_id, session_id)
     if not asked.failed and is_clarification_question(asked.text):
         save_state(user_id, "waiting_clarification_answer", context, 1)
         log_turn(user_id, session_id, topic.id, question, asked.text)
         return ConsultationAnswer(text=asked.text, kind="clarification", culture=culture, question=question,
-                                  signals=signals)
+                                  signals=signals + asked.signals, guards=asked.guards)
     return _final(profile, context, question, culture, asked, signals=signals)
 
 
@@ -222,7 +241,8 @@ def clarification_answer(profile: DomainProfile, state: ConsultationState, answe
 
 def _report(user_id: int, state: str | None, result: ConsultationAnswer) -> None:
     lines = [f"**{result.kind}** · culture `{result.culture}` · state before `{state or '—'}`",
-             f"question: {result.question}", ""]
+             f"question: {result.question}", f"template `{TEMPLATE}` · signals: {', '.join(result.signals) or '—'}",
+             ""]
     lines += [f"- {line}" for line in result.trace]
     lines += [f"- fragment {n}: tier {s.priority_level} {s.source_type} d={s.distance:.3f}"
               for n, s in enumerate(result.snippets, 1)]

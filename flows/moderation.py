@@ -13,6 +13,7 @@ from prefect import flow
 
 from flows import texts
 from grove.messages import IncomingUpdate, Reply
+from nodes.dialogue_metrics import record_turn
 from nodes.moderation import (ModerationItem, Review, approve, get_item, is_admin, item_being_edited, next_pending,
                               pending_count, reject, start_edit)
 from nodes.telegram_reply import answer_callback, send_reply
@@ -53,6 +54,9 @@ def _say(update: IncomingUpdate, *replies: Reply) -> list[Reply]:
 def moderation(update: IncomingUpdate) -> list[Reply]:
     chat = update.chat_id
     if not is_admin(update.user_id):
+        # The terminal gate: only admins write to the knowledge base; each refusal is counted.
+        record_turn(update.user_id, "moderation", "-", [], ["terminal_gate"],
+                    {"attempt": update.callback_data or update.command})
         answer_callback(update.origin, update.callback_id, texts.MODERATION_ONLY_ADMINS)
         return _say(update, Reply(chat_id=chat, text=texts.MODERATION_ONLY_ADMINS))
     if update.callback_data:

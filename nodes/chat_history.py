@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from grove.db import transaction
 
 HISTORY_KEEP = 30  # messages = 15 Q/A pairs
+NO_ANSWER_MARK = "[ответ не получен: сервис ответов был недоступен]"  # stored when the LLM failed
 
 
 class ChatMessage(BaseModel):

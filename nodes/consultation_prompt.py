@@ -1,28 +1,20 @@
-"""The consultation's system prompt (seed 002 "Инъекция контекста") and the clarification test.
+"""The consultation's inputs to the one answer template (seed 002 "Инъекция контекста").
 
-Wording lives in `prompts/consultation_system.md` and `prompts/consultation_modes.yaml`;
-this module only fills them: the culture, the category, the mode line, and the
-retrieved snippets as numbered fragments with their tier and type.
+Retrieved snippets become numbered fragments with their tier and type; the
+culture and category become the situation; the dialogue step picks the mode
+line. Wording lives in `prompts/answer.md` and `prompts/answer_parts.yaml`.
 """
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Literal
 
-import yaml
-
-import prompts
+from nodes.answer_prompt import AnswerContext, render
+from nodes.context_signals import Signal
 from nodes.domain_profile import DomainProfile
 from nodes.unified_retrieve import Snippet
 
 Mode = Literal["clarify", "grounded", "ungrounded", "best_general"]
-TEMPLATE = "consultation_system.md"
-
-
-@cache
-def mode_rules() -> dict[str, str]:
-    return yaml.safe_load(prompts.load("consultation_modes.yaml"))
 
 
 def knowledge_block(snippets: list[Snippet]) -> str:
@@ -36,13 +28,24 @@ def knowledge_block(snippets: list[Snippet]) -> str:
     return "\n".join(parts)
 
 
-def system_prompt(profile: DomainProfile, culture: str, category: str, mode: Mode,
-                  snippets: list[Snippet]) -> str:
+def answer_context(profile: DomainProfile, culture: str, category: str, mode: Mode,
+                   snippets: list[Snippet], signals: list[Signal] | None = None,
+                   do_not_repeat: list[str] | None = None) -> AnswerContext:
     if mode == "grounded" and not snippets:
         mode = "ungrounded"
-    return prompts.load(TEMPLATE).format(role=profile.role, culture=culture, category=category,
-                                         mode_rule=mode_rules()[mode],
-                                         knowledge=knowledge_block(snippets)).rstrip() + "\n"
+    unclear = profile.case_of(culture) == "unclear"
+    return AnswerContext(
+        role=profile.role, mode=mode,
+        situation=[f"Текущая культура: {culture}", f"Категория консультации: {category}"],
+        collected=[] if unclear else [f"культура: {culture}"],
+        missing=["культура"] if unclear else [],
+        signals=signals or [], do_not_repeat=do_not_repeat or [], facts=knowledge_block(snippets))
+
+
+def system_prompt(profile: DomainProfile, culture: str, category: str, mode: Mode,
+                  snippets: list[Snippet], signals: list[Signal] | None = None,
+                  do_not_repeat: list[str] | None = None) -> str:
+    return render(answer_context(profile, culture, category, mode, snippets, signals, do_not_repeat))
 
 
 def is_clarification_question(text: str) -> bool:

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from prefect import task
+from prefect.artifacts import create_markdown_artifact
 
 from grove.db import transaction
 
@@ -24,3 +25,11 @@ def record_turn(user_id: int, flow: str, template: str, signals: list[str], guar
             (user_id, flow, template, json.dumps(signals, ensure_ascii=False),
              json.dumps(guards), json.dumps(meta or {}, ensure_ascii=False))).fetchone()
     return int(row["id"])
+
+
+def report_turn(flow: str, user_id: int, signals: list[str], guards: list[str], details: list[str]) -> None:
+    """The turn's metrics as a markdown artifact on the flow run, for ops in the Prefect UI."""
+    lines = [f"**{flow}** turn of user {user_id} · template `answer.md`",
+             f"- signals: {', '.join(signals) or '—'}", f"- guards fired: {', '.join(guards) or '—'}"]
+    lines += [f"- {d}" for d in details]
+    create_markdown_artifact("\n".join(lines), description=f"{flow} turn of user {user_id}")

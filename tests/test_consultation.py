@@ -377,3 +377,6 @@ async def test_non_admin_cannot_moderate(
     with psycopg.connect(store) as conn:
         assert conn.execute("select count(*) from knowledge_base where moderation_id = %s",
                             (item["id"],)).fetchone()[0] == 0
+        gates = conn.execute("select guards from dialogue_turns where flow = 'moderation' and user_id = any(%s)",
+                             ([user_id, other_user_id],)).fetchall()
+    assert [g for (g,) in gates] == [["terminal_gate"], ["terminal_gate"]]  # each refusal counted

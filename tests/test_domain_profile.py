@@ -90,6 +90,7 @@ def test_prompt_numbers_fragments_with_tier_and_type(berries: DomainProfile) -> 
                 Snippet(source_type="document", priority_level=2, content="Текст документа", distance=0.5,
                         id=2)]
     prompt = system_prompt(berries, "малина ремонтантная", "общая консультация", "grounded", snippets)
+    assert "Ты — профессиональный агроном" in prompt
     assert "### Фрагмент 1 [УРОВЕНЬ 1] [qa]\nQ&A ответ" in prompt
     assert "### Фрагмент 2 [УРОВЕНЬ 2] [document]\nТекст документа" in prompt
     assert "Текущая культура: малина ремонтантная" in prompt

@@ -1,0 +1,79 @@
+"""Guards and signals in real conversations: stand-in ↔ bot ↔ chat flow ↔ Postgres, scripted model.
+
+Each test drives a short conversation that should trigger one guard or signal, and
+checks both what the model was shown (the one template's variables) and what was
+counted in `dialogue_turns`.
+"""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from tests.support.bot import new_bot, running
+from tests.support.scripted_llm import ScriptedLLM, text
+from tests.support.telegram_standin import TelegramStandin
+from tests.test_chat import ask, choose_chat
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(240)]
+
+
+@pytest.fixture
+def llm(env) -> ScriptedLLM:  # type: ignore[no-untyped-def]
+    with ScriptedLLM() as server:
+        env(GROVE_LLM_API_KEY="test-key", GROVE_LLM_BASE_URL=server.base_url, GROVE_LLM_MODEL="scripted",
+            GROVE_LLM_RETRIES="1", GROVE_LLM_RETRY_DELAYS="[0]")
+        yield server
+
+
+def turns(url: str, user_id: int) -> list[tuple[str, list[str], list[str]]]:
+    with psycopg.connect(url) as conn:
+        return conn.execute("select template, signals, guards from dialogue_turns"
+                            " where user_id = %s and flow = 'chat' order by id", (user_id,)).fetchall()
+
+
+async def test_a_repeated_question_fires_the_conversation_guard(
+    standin: TelegramStandin, llm: ScriptedLLM, store: str, user_id: int
+) -> None:
+    llm.script(text("Малину обрезают осенью."), text("Есть два варианта: осенью или ранней весной."))
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        await ask(standin, user_id, "Когда обрезать малину?")
+        await ask(standin, user_id, "когда обрезать малину")
+    first, second = (r["messages"][0]["content"] for r in llm.requests)
+    assert "Пользователь повторяет" not in first
+    assert "Пользователь повторяет свой недавний вопрос" in second and "Смени подход" in second
+    assert "«Малину обрезают осенью.»" in second  # do_not_repeat_responses
+    assert turns(store, user_id) == [("answer.md", [], []),
+                                     ("answer.md", ["user_repeats", "change_tack"], ["conversation"])]
+
+
+async def test_a_repeated_reply_is_regenerated_once(
+    standin: TelegramStandin, llm: ScriptedLLM, store: str, user_id: int
+) -> None:
+    llm.script(text("Малину обрезают осенью."),
+               text("Малину обрезают осенью!"),  # the same reply to a different question
+               text("Смородину обрезают ранней весной, до распускания почек."))
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        await ask(standin, user_id, "Когда обрезать малину?")
+        [reply] = await ask(standin, user_id, "А смородину?")
+    assert reply["text"] == "Смородину обрезают ранней весной, до распускания почек."
+    assert len(llm.requests) == 3
+    assert "почти дословно повторил" not in llm.requests[1]["messages"][0]["content"]
+    assert "почти дословно повторил прошлый ответ" in llm.requests[2]["messages"][0]["content"]
+    assert turns(store, user_id)[-1] == ("answer.md", ["repetition"], ["anti_repetition"])
+
+
+async def test_signals_reach_the_model_and_the_metrics(
+    standin: TelegramStandin, llm: ScriptedLLM, store: str, user_id: int
+) -> None:
+    llm.script(text("Здравствуйте! Чем помочь?"), text("Простите, уточню: речь о летней малине?"))
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        await ask(standin, user_id, "Привет")
+        await ask(standin, user_id, "Это неправильно, вы не поняли")
+    assert "Пользователь здоровается." in llm.requests[0]["messages"][0]["content"]
+    assert "Пользователь недоволен прошлым ответом" in llm.requests[1]["messages"][0]["content"]
+    assert [t[1] for t in turns(store, user_id)] == [["greeting"], ["complaint"]]
+    assert {t[0] for t in turns(store, user_id)} == {"answer.md"}  # one template, no overrides
