@@ -127,7 +127,8 @@ def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: 
 
 def _final(profile: DomainProfile, context: ConsultationContext, question: str, culture: str,
            asked: _Asked, signals: list[str], guards: list[str] | None = None) -> ConsultationAnswer:
-    signals, guards = signals + asked.signals, (guards or []) + asked.guards
+    signals = list(dict.fromkeys(signals + asked.signals))
+    guards = list(dict.fromkeys((guards or []) + asked.guards))
     if asked.failed:
         return ConsultationAnswer(text=texts.CONSULTATION_APOLOGY, kind="failed", culture=culture,
                                   question=question, trace=asked.trace, signals=signals, guards=guards)
@@ -190,7 +191,7 @@ def new_question(profile: DomainProfile, question: str, user_id: int, session_id
         save_state(user_id, "waiting_clarification_answer", context, 1)
         log_turn(user_id, session_id, topic.id, question, asked.text)
         return ConsultationAnswer(text=asked.text, kind="clarification", culture=culture, question=question,
-                                  signals=signals + asked.signals, guards=asked.guards)
+                                  signals=list(dict.fromkeys(signals + asked.signals)), guards=asked.guards)
     return _final(profile, context, question, culture, asked, signals=signals)
 
 
