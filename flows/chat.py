@@ -25,6 +25,10 @@ from nodes.llm import LLMError, LLMReply, current_endpoint, llm_task
 from nodes.retrieve import Fragment
 from nodes.search_indicators import base_indicators
 from nodes.sources import cited, source_block, strip_model_sources
+from nodes.context_signals import Signal
+from nodes.plan import PlanError
+from nodes.plan_generator import generate_plan
+from nodes.query_analyzer import analyze_query
 from nodes.turn_policy import TurnPolicy, needs_regeneration, prepare_turn, with_repetition_signal
 
 log = logging.getLogger(__name__)
@@ -85,10 +89,45 @@ def _tool_choice(question: str) -> tuple[list[dict[str, Any]] | None, Any]:
     return None, None
 
 
+def planned_answer(question: str, user_id: int, session_id: str, history: list[ChatMessage],
+                   policy: TurnPolicy) -> ChatAnswer | None:
+    """Seed 004: a non-simple question runs as a validated plan; None means "take the simple path"."""
+    from flows.complex_query import complex_query
+
+    if get_settings().planner == "off":
+        return None
+    analysis = analyze_query(question)
+    if analysis.kind == "simple":
+        return None
+    outcome = generate_plan(question, analysis.kind)
+    if outcome.plan is None:
+        policy.signals.append(Signal(name="plan_rejected", detail=outcome.error or ""))
+        return None
+    run = complex_query(question, user_id, outcome.plan, history)
+    policy.signals.append(Signal(name=f"plan:{analysis.kind}"))
+    answer = strip_model_sources(run.text) or "Не удалось сформулировать ответ."
+    block = source_block(run.fragments, cited(answer, len(run.fragments))) if run.fragments else ""
+    text = f"{answer}\n\n{block}" if block else answer
+    store_pair(user_id, session_id, question, text)
+    record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards,
+                {"plan_steps": len(run.steps), "adaptations": len(run.adaptations),
+                 "max_prompt_tokens": run.max_prompt_tokens, "fragments": len(run.fragments)})
+    return ChatAnswer(text=text, fragments=run.fragments, tool_called=True, tool_query=None,
+                      signals=policy.signal_names, guards=policy.guards)
+
+
 @flow(name="chat", flow_run_name="chat-user{user_id}")
 def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
     history = load_history(user_id, session_id, pairs=get_settings().history_pairs)
     policy = prepare_turn(question, history)
+    try:
+        planned = planned_answer(question, user_id, session_id, history, policy)
+    except (LLMError, PlanError) as exc:
+        log.error("plan failed for user %s: %s", user_id, exc)
+        policy.signals.append(Signal(name="plan_failed"))
+        planned = None
+    if planned is not None:
+        return planned
     messages = build_messages(question, history, policy)
     ask = llm_task()
     fragments: list[Fragment] = []

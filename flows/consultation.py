@@ -150,13 +150,13 @@ def _variety_question(profile: DomainProfile, context: ConsultationContext, turn
 def _current_topic(profile: DomainProfile, question: str, user_id: int, session_id: str) -> tuple[Topic, bool]:
     """The open topic and whether the question is a follow-up in it (seed 000 "Управление контекстом").
 
-    Follow-up: the topic is open, its culture known, it already has messages (no state is
-    active here by construction), and the question names no other crop; a question about
-    another crop closes the topic and opens a new one.
+    Follow-up: the topic is open, its culture known (and not «не определено»), it already has
+    messages (no state is active here by construction), and the question names no other crop;
+    a question about another crop closes the topic and opens a new one.
     """
     topic = open_topic(user_id, session_id, profile.category)
-    if topic.culture is None or topic.message_count == 0:
-        return topic, False
+    if topic.culture is None or topic.message_count == 0 or profile.case_of(topic.culture) == "unclear":
+        return topic, False  # an unclear culture is worth classifying again, unlike the seed
     named = profile.crops_named(question)
     if not named or named == [profile.crop_of(topic.culture)]:
         return topic, True

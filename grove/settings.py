@@ -127,6 +127,9 @@ class Settings(BaseSettings):
     local_llm_model: str = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
     local_llm_port: int = 8765
     local_llm_context: int = 4096
+    llm_tokenizer: str | None = Field(
+        default=None, description="A GGUF file whose vocabulary counts tokens; unset: the local model's."
+    )
     local_llm_url: str | None = Field(
         default=None, description="A running local llama-cpp-python server; unset: `grove up` starts one."
     )
@@ -172,6 +175,18 @@ class Settings(BaseSettings):
     topic_idle_minutes: int = Field(
         default=120, description="A topic untouched this long is closed; the next question opens a new one."
     )
+
+    # --- complex questions (seed 004) ----------------------------------------
+    planner: Literal["auto", "off"] = Field(
+        default="auto", description="auto: analytical / iterative / diagnostic questions run as a plan."
+    )
+    planner_max_steps: int = 8
+    planner_max_iterations: int = Field(default=3, description="Rounds of plan adaptation at most.")
+    planner_token_budget: int = Field(
+        default=3500, description="Tokens per step's prompt + response (the local model's context is 4,096)."
+    )
+    planner_response_tokens: int = 512
+    planner_search_top_k: int = 5
 
     # --- ingestion -----------------------------------------------------------
     chunking: Literal["late", "naive"] = "late"

@@ -152,8 +152,13 @@ def complete(
     max_tokens: int | None = None,
     temperature: float | None = None,
     endpoint: Endpoint | None = None,
+    json_schema: dict[str, Any] | None = None,
 ) -> LLMReply:
-    """One chat-completions call. Raises TransientLLMError for what a retry may fix."""
+    """One chat-completions call. Raises TransientLLMError for what a retry may fix.
+
+    `json_schema` asks for JSON of that shape: llama-cpp-python turns it into a grammar (the
+    output cannot be malformed); OpenAI-compatible endpoints get `json_schema` response format.
+    """
     settings = get_settings()
     endpoint = endpoint or current_endpoint()
     if endpoint.is_local:
@@ -167,6 +172,10 @@ def complete(
     if tools:
         payload["tools"] = tools
         payload["tool_choice"] = tool_choice or "auto"
+    if json_schema is not None:
+        payload["response_format"] = (
+            {"type": "json_object", "schema": json_schema} if endpoint.is_local else
+            {"type": "json_schema", "json_schema": {"name": "plan", "schema": json_schema}})
     headers = {"X-Title": "grove"}
     if endpoint.api_key:
         headers["Authorization"] = f"Bearer {endpoint.api_key}"

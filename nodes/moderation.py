@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import psycopg
 from prefect import task
 from pydantic import BaseModel
 
@@ -75,6 +76,14 @@ def _item(row: dict | None) -> ModerationItem | None:
     return ModerationItem.model_validate(row) if row else None
 
 
+def _not_pending(conn: psycopg.Connection, item_id: int) -> Review:
+    """The review of an item that was no longer pending (reviewed meanwhile), or LookupError."""
+    current = _item(conn.execute("select * from moderation_queue where id = %s", (item_id,)).fetchone())
+    if current is None:
+        raise LookupError(f"no moderation item {item_id}")
+    return Review(item=current, done=False, reason=current.status)
+
+
 @task(name="next-moderation-item", retries=2, retry_delay_seconds=1)
 def next_pending(reviewer_id: int) -> ModerationItem | None:
     """The oldest pending item nobody else is editing."""
@@ -120,10 +129,7 @@ def approve(item_id: int, reviewer_id: int, edited_answer: str | None = None) ->
             " edited_answer = %s, editing_by = null where id = %s and status = 'pending' returning id",
             (reviewer_id, edited_answer, item_id)).fetchone()
         if claimed is None:  # another admin was faster
-            current = _item(conn.execute("select * from moderation_queue where id = %s",
-                                         (item_id,)).fetchone())
-            assert current is not None
-            return Review(item=current, done=False, reason=current.status)
+            return _not_pending(conn, item_id)
         kb = conn.execute(
             "insert into knowledge_base (category, subcategory, question, answer, embedding,"
             " moderation_id, approved_by) values (%s, %s, %s, %s, %s::vector, %s, %s) returning id",
@@ -143,11 +149,7 @@ def reject(item_id: int, reviewer_id: int) -> Review:
             " editing_by = null where id = %s and status = 'pending' returning *",
             (reviewer_id, item_id)).fetchone()
         if row is None:
-            current = _item(conn.execute("select * from moderation_queue where id = %s",
-                                         (item_id,)).fetchone())
-            if current is None:
-                raise LookupError(f"no moderation item {item_id}")
-            return Review(item=current, done=False, reason=current.status)
+            return _not_pending(conn, item_id)
     return Review(item=ModerationItem.model_validate(row))
 
 
@@ -162,11 +164,7 @@ def start_edit(item_id: int, reviewer_id: int) -> Review:
             "update moderation_queue set editing_by = %s where id = %s and status = 'pending' returning *",
             (reviewer_id, item_id)).fetchone()
         if row is None:
-            current = _item(conn.execute("select * from moderation_queue where id = %s",
-                                         (item_id,)).fetchone())
-            if current is None:
-                raise LookupError(f"no moderation item {item_id}")
-            return Review(item=current, done=False, reason=current.status)
+            return _not_pending(conn, item_id)
     return Review(item=ModerationItem.model_validate(row))
 
 

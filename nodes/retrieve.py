@@ -4,7 +4,9 @@ A WHERE filter on an HNSW scan is applied after the index returns its
 ef_search candidates, so a user who owns 1 % of the table would get almost
 nothing back. pgvector 0.8's iterative index scan keeps scanning until the
 filtered LIMIT is met; `relaxed_order` may return rows slightly out of order,
-so the outer query sorts them again.
+so the outer query sorts them again — by `distance + 0`, because Postgres 18 knows the
+CTE is "ordered by distance" and would skip a plain `order by distance` (pgvector's README
+uses the same expression).
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ with candidates as materialized (
      order by embedding <=> %(query)s
      limit %(k)s
 )
-select * from candidates order by distance
+select * from candidates order by distance + 0
 """
 
 

@@ -56,3 +56,23 @@ def test_offline_default_answers_from_the_users_document(store: str, user_id: in
     assert re.search(r"азот|мочевин", body, re.IGNORECASE), answer.text
     assert re.search(r"[а-яё]{4}", body, re.IGNORECASE)  # answered in Russian
     assert "малина.pdf" in sources
+
+
+def test_offline_default_plans_a_comparison(store: str, user_id: int, local_llm: str,
+                                            env) -> None:  # type: ignore[no-untyped-def]
+    """The local model writes a valid plan (constrained to the plan's JSON schema) and the DAG runs."""
+    env(GROVE_LOCAL_LLM_URL=local_llm, GROVE_LLM_RETRIES="0")
+    for name, fact in (("голубика.pdf", "Голубику поливают часто, два-три раза в неделю, понемногу."),
+                       ("малина.pdf", "Малину поливают редко, но обильно: раз в неделю по ведру на куст.")):
+        document = ExtractedDocument(source_type="pdf", source_identifier=name, text=fact)
+        store_document.fn(user_id, document, [ChunkRecord(position=0, text=fact, page=1)],
+                          get_embedder().embed_documents([fact]))
+    from flows.chat import chat
+    from nodes.user_state import session_of
+
+    answer = run_inline(chat, "Сравни, что говорят все мои документы о поливе голубики и малины", user_id,
+                        session_of.fn(user_id, user_id))
+    assert "plan:analytical" in answer.signals and not answer.failed
+    assert {f.source_identifier for f in answer.fragments} == {"голубика.pdf", "малина.pdf"}
+    body = answer.text.partition("Информация взята из:")[0]
+    assert re.search(r"[а-яё]{4}", body, re.IGNORECASE), answer.text

@@ -62,6 +62,7 @@ def test_iterative_scan_returns_the_full_filtered_top_30(store: str, user_id: in
     query = _unit(1, np.random.default_rng(11))[0]
     plain, plan = _on_hnsw(store, user_id, query, iterative=False)
     assert "document_chunks_embedding_hnsw" in plan
+    assert plan.lstrip().startswith("Sort")  # relaxed order is re-sorted, not trusted as sorted
     # Without iterative scans the owner filter runs on the ef_search rows the index hands back:
     assert len(plain) < 30
     found, _ = _on_hnsw(store, user_id, query, iterative=True)

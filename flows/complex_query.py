@@ -1,0 +1,202 @@
+"""Execution engine for complex questions (seed 004): a validated plan run as a Prefect DAG.
+
+Each step is a task run named after it (`s1-search`, `c1-compare`, `final-synthesize`)
+inside this sub-flow, so ops see the plan and its timings in the UI. Steps whose
+dependencies are done run together: every layer of the plan is submitted at once
+and the engine waits for the layer. Results are kept by step id for the steps
+that follow. After each layer the plan may adapt — a search that found nothing
+gets one broader search (the user's own question) added, a summary or comparison
+with no material is skipped — for at most `planner_max_iterations` rounds, and
+every adapted plan is validated again (cycle detection included).
+
+Every model call is budgeted (seed 004's TokenBudgetManager): the step's fixed
+instructions are counted in the model's tokens, the materials are cut to the
+step's allocation, and the response reserve is the call's `max_tokens`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NONE
+from prefect.artifacts import create_markdown_artifact
+from pydantic import BaseModel, Field
+
+import prompts
+from grove.settings import get_settings
+from nodes.answer_prompt import AnswerContext, parts, render
+from nodes.chat_history import ChatMessage
+from nodes.embedder import get_embedder
+from nodes.llm import TransientLLMError, complete
+from nodes.plan import Plan, Step, layers, validate_plan
+from nodes.retrieve import Fragment, search
+from nodes.retry import retry_when
+from nodes.step_context import StepResult, build_context
+from nodes.token_budget import TokenBudgetManager, count_message_tokens, count_tokens, truncate_to_tokens
+
+TASKS = {
+    "summarize": "кратко изложи, что говорят материалы{focus}.",
+    "compare": "сравни материалы между собой{focus}: в чём они согласны и в чём расходятся.",
+}
+
+
+class PlanRun(BaseModel):
+    text: str
+    fragments: list[Fragment] = Field(default_factory=list, description="every fragment any search found")
+    steps: list[StepResult] = Field(default_factory=list)
+    adaptations: list[str] = Field(default_factory=list)
+    max_prompt_tokens: int = 0
+
+
+def _budget() -> TokenBudgetManager:
+    settings = get_settings()
+    return TokenBudgetManager(settings.planner_token_budget, settings.planner_response_tokens)
+
+
+def _ask(messages: list[dict[str, Any]], response_tokens: int) -> tuple[str, int, dict[str, int]]:
+    prompt_tokens = count_message_tokens(messages)
+    reply = complete(messages, max_tokens=response_tokens)
+    return reply.content, prompt_tokens, reply.usage
+
+
+@task(retries=2, retry_delay_seconds=[1, 4], cache_policy=NONE,
+      retry_condition_fn=retry_when(lambda e: isinstance(e, TransientLLMError)))
+def run_step(step: Step, question: str, user_id: int, finished: list[StepResult], number: int,
+             total: int, history: list[ChatMessage]) -> StepResult:
+    """One step: a search of the user's documents, or one budgeted model call over earlier results."""
+    started = time.perf_counter()
+    settings = get_settings()
+    if step.action == "search":
+        vector = get_embedder().embed_query(str(step.params["query"]))
+        fragments = search(user_id, vector, settings.planner_search_top_k)
+        return StepResult(step_id=step.id, action=step.action, fragments=fragments,
+                          seconds=time.perf_counter() - started)
+    if step.action != "synthesize" and all(r.empty for r in finished if r.step_id in step.depends_on):
+        return StepResult(step_id=step.id, action=step.action, skipped=True, text="",
+                          seconds=time.perf_counter() - started)
+    budget = _budget()
+    if step.action == "synthesize":
+        messages = _synthesis_messages(question, step, finished, history, number, total, budget)
+    else:
+        focus = f" ({step.params['focus']})" if step.params.get("focus") else ""
+        head = prompts.load("plan_step.md").format(question=question, task=TASKS[step.action].format(focus=focus),
+                                                   materials="")
+        allocation = budget.allocate_for_step(number, total, count_message_tokens([{"content": head}]))
+        materials = build_context(step.depends_on, finished, "selective", allocation.rag + allocation.history)
+        messages = [{"role": "user", "content": head + materials}]
+    text, prompt_tokens, usage = _ask(messages, budget.reserved_for_response)
+    return StepResult(step_id=step.id, action=step.action, text=text, prompt_tokens=prompt_tokens, usage=usage,
+                      seconds=time.perf_counter() - started)
+
+
+def _synthesis_messages(question: str, step: Step, finished: list[StepResult], history: list[ChatMessage],
+                        number: int, total: int, budget: TokenBudgetManager) -> list[dict[str, Any]]:
+    """The final answer goes through the one answer template, with the plan's results as facts."""
+    context = AnswerContext(role=parts()["roles"]["chat"], mode="plan")
+    fixed = count_message_tokens([{"content": render(context)}, {"content": question}])
+    allocation = budget.allocate_for_step(number, total, fixed)
+    facts = build_context(step.depends_on, finished, "hierarchical", allocation.rag)
+    context.facts = "\n## РЕЗУЛЬТАТЫ ШАГОВ ПЛАНА\n" + facts
+    messages: list[dict[str, Any]] = [{"role": "system", "content": render(context)}]
+    kept: list[dict[str, Any]] = []
+    room = allocation.history
+    for message in reversed(history):  # newest history first, as much as the allocation holds
+        tokens = count_tokens(message.content) + 4
+        if tokens > room:
+            break
+        kept.insert(0, {"role": message.role, "content": message.content})
+        room -= tokens
+    return messages + kept + [{"role": "user", "content": question}]
+
+
+def _number_fragments(results: list[StepResult], registry: list[Fragment]) -> None:
+    """Give each search result's fragments global numbers [n] and render them as the step's text."""
+    budget = get_settings().planner_token_budget // 4
+    for result in results:
+        if result.action != "search":
+            continue
+        lines = []
+        for fragment in result.fragments:
+            known = next((i for i, f in enumerate(registry, 1) if f.chunk_id == fragment.chunk_id), None)
+            if known is None:
+                registry.append(fragment)
+                known = len(registry)
+            result.numbers.append(known)
+            lines.append(f"[{known}] ({fragment.source_label()}): {fragment.text}")
+        result.text = truncate_to_tokens("\n".join(lines), budget) if lines else ""
+
+
+def adapt(plan: Plan, results: dict[str, StepResult], question: str) -> tuple[Plan, list[str]]:
+    """One round of adaptation: an empty search gets a broader sibling search its dependents also wait for."""
+    added: list[str] = []
+    steps = [s.model_copy(deep=True) for s in plan.steps]
+    ids = {s.id for s in steps}
+    for step in plan.steps:
+        result = results.get(step.id)
+        if (step.action != "search" or result is None or result.fragments or f"{step.id}-wide" in ids
+                or str(step.params.get("query")) == question or step.id.endswith("-wide")):
+            continue
+        wide = Step(id=f"{step.id}-wide", action="search", params={"query": question}, depends_on=[])
+        steps.append(wide)
+        for other in steps:
+            if step.id in other.depends_on and wide.id not in other.depends_on:
+                other.depends_on.append(wide.id)
+        added.append(f"{wide.id}: «{step.params.get('query')}» ничего не нашёл, добавлен поиск по вопросу")
+    return Plan(kind=plan.kind, steps=steps), added
+
+
+@flow(name="complex-query", flow_run_name="plan-user{user_id}")
+def complex_query(question: str, user_id: int, plan: Plan, history: list[ChatMessage]) -> PlanRun:
+    """Run the plan layer by layer; independent steps of a layer run in parallel."""
+    settings = get_settings()
+    logger = get_run_logger()
+    results: dict[str, StepResult] = {}
+    finished: list[StepResult] = []
+    registry: list[Fragment] = []
+    adaptations: list[str] = []
+    iterations = 0
+    while True:
+        pending = [[s for s in layer if s.id not in results]
+                   for layer in validate_plan(plan, 2 * settings.planner_max_steps)]  # adapted plans may grow
+        pending = [layer for layer in pending if layer]
+        if not pending:
+            break
+        layer = pending[0]
+        total = len(plan.steps)
+        futures = [run_step.with_options(task_run_name=f"{s.id}-{s.action}").submit(
+                       s, question, user_id, list(finished), len(results) + 1, total, history)
+                   for s in layer]
+        done = [future.result() for future in futures]
+        _number_fragments(done, registry)
+        for result in done:
+            results[result.step_id] = result
+            finished.append(result)
+        if iterations < settings.planner_max_iterations:
+            plan, added = adapt(plan, results, question)
+            if added:
+                iterations += 1
+                adaptations += added
+                layers(plan)  # cycle detection on the adapted plan
+                logger.info("plan adapted: %s", "; ".join(added))
+    final = next(r for r in finished if r.action == "synthesize")
+    run = PlanRun(text=final.text, fragments=registry, steps=finished, adaptations=adaptations,
+                  max_prompt_tokens=max((r.prompt_tokens for r in finished), default=0))
+    _report(plan, run)
+    return run
+
+
+def _report(plan: Plan, run: PlanRun) -> None:
+    lines = [f"**plan** ({plan.kind}), {len(run.steps)} steps, budget {get_settings().planner_token_budget} tokens",
+             "", "| step | action | depends on | prompt tokens | usage | seconds | status |",
+             "|---|---|---|---|---|---|---|"]
+    for result in run.steps:
+        step = plan.step(result.step_id)
+        status = "skipped" if result.skipped else (f"{len(result.fragments)} fragments"
+                                                   if result.action == "search" else "done")
+        lines.append(f"| {result.step_id} | {result.action} | {', '.join(step.depends_on) or '—'} | "
+                     f"{result.prompt_tokens or '—'} | {result.usage.get('prompt_tokens', '—')} | "
+                     f"{result.seconds:.2f} | {status} |")
+    lines += [f"- adapted: {a}" for a in run.adaptations]
+    create_markdown_artifact("\n".join(lines), description="complex question: the plan and its steps")
