@@ -350,10 +350,12 @@ async def test_admin_edits_an_answer_before_approving(
                   "answer": "Крыжовник сажают осенью, за месяц до заморозков."}
 
 
-async def _press(standin: TelegramStandin, user_id: int, data: str, *, strict: bool = True) -> str:
+async def _press(standin: TelegramStandin, user_id: int, data: str, *, strict: bool = True,
+                 expect: int = 1) -> str:
+    """Press a button; the first of the `expect` replies it brings."""
     before = len(standin.bot_messages(user_id))
     standin.press_button(user_id, data, strict=strict)
-    replies = await standin.wait_for_bot_messages_async(user_id, before + 1, timeout=60)
+    replies = await standin.wait_for_bot_messages_async(user_id, before + expect, timeout=60)
     return replies[before]["text"]
 
 
@@ -380,3 +382,23 @@ async def test_non_admin_cannot_moderate(
         gates = conn.execute("select guards from dialogue_turns where flow = 'moderation' and user_id = any(%s)",
                              ([user_id, other_user_id],)).fetchall()
     assert [g for (g,) in gates] == [["terminal_gate"], ["terminal_gate"]]  # each refusal counted
+
+
+async def test_admin_rejects_an_answer(
+    standin: TelegramStandin, consult, store: str, user_id: int, other_user_id: int
+) -> None:
+    admin = other_user_id + 3_000_000
+    model = Consultant({"Чем мульчировать голубику?": "голубика"}, ["Опилками хвойных пород."])
+    consult(model, GROVE_ADMIN_IDS=f"[{admin}]")
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        await say(standin, user_id, "Чем мульчировать голубику?")
+        [item] = queued(store, user_id)
+        await say(standin, admin, f"/moderation {item['id']}")
+        done = await _press(standin, admin, f"mod:reject:{item['id']}", expect=2)  # + the next item
+        assert done == f"Отклонено: ответ #{item['id']} не попадёт в базу знаний."
+        again = await _press(standin, admin, f"mod:approve:{item['id']}", strict=False)  # a stale button
+        assert again == f"Ответ #{item['id']} уже рассмотрен (отклонён)."
+    [rejected] = queued(store, user_id)
+    assert rejected["status"] == "rejected" and rejected["reviewer_id"] == admin
+    assert rejected["knowledge_base_id"] is None

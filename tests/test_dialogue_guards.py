@@ -68,12 +68,19 @@ async def test_a_repeated_reply_is_regenerated_once(
 async def test_signals_reach_the_model_and_the_metrics(
     standin: TelegramStandin, llm: ScriptedLLM, store: str, user_id: int
 ) -> None:
-    llm.script(text("Здравствуйте! Чем помочь?"), text("Простите, уточню: речь о летней малине?"))
+    llm.script(text("Здравствуйте! Чем помочь?"), text("Простите, уточню: речь о летней малине?"),
+               text("В вашей базе нет файла отчёт.pdf."), text("Это общие сведения, не из ваших документов."))
     async with running(new_bot()):
         await choose_chat(standin, user_id)
         await ask(standin, user_id, "Привет")
         await ask(standin, user_id, "Это неправильно, вы не поняли")
-    assert "Пользователь здоровается." in llm.requests[0]["messages"][0]["content"]
-    assert "Пользователь недоволен прошлым ответом" in llm.requests[1]["messages"][0]["content"]
-    assert [t[1] for t in turns(store, user_id)] == [["greeting"], ["complaint"]]
+        await ask(standin, user_id, "Что сказано в файле отчёт.pdf?")
+        await ask(standin, user_id, "Откуда вы это взяли?")
+    prompts = [r["messages"][0]["content"] for r in llm.requests]
+    assert "Пользователь здоровается." in prompts[0]
+    assert "Пользователь недоволен прошлым ответом" in prompts[1]
+    assert "Пользователь спрашивает о своих документах или базе (file name" in prompts[2]
+    assert "Пользователь спрашивает, откуда информация." in prompts[3]
+    assert [t[1] for t in turns(store, user_id)] == [["greeting"], ["complaint"], ["asks_document"],
+                                                     ["asks_source"]]
     assert {t[0] for t in turns(store, user_id)} == {"answer.md"}  # one template, no overrides

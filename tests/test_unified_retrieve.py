@@ -196,3 +196,31 @@ def test_filtered_hnsw_returns_the_full_limit_under_the_threshold(rows: Rows) ->
     # The production path (planner's choice, settings' ef_search) gives the same full list.
     production = rows.search("any", "жимолость", None, query).snippets
     assert len(production) == 30 and np.allclose([s.distance for s in production], exact, atol=1e-5)
+
+
+def test_filtered_hnsw_returns_the_full_qa_limit_for_a_small_category(rows: Rows) -> None:
+    """Tier 1 the same way: 2,000 closer pairs of another category, 40 of ours under 0.6 → all 20."""
+    rng = np.random.default_rng(8)
+    query = at_distance(unit(1), 0.5, rng)
+    with psycopg.connect(rows.url) as conn:
+        register_vector(conn)
+        with conn.cursor().copy("copy knowledge_base (category, subcategory, question, answer, embedding)"
+                                " from stdin with (format binary)") as copy:
+            copy.set_types(["text", "text", "text", "text", "vector"])
+            for n, d in enumerate(rng.uniform(0.05, 0.3, 2000)):
+                copy.write_row((rows.name("crowd"), None, f"c{n}", "a", at_distance(query, d, rng)))
+            ours = rng.uniform(0.3, 0.59, 40)
+            for n, d in enumerate(ours):
+                copy.write_row((rows.name("питание растений"), rows.name("голубика"), f"q{n}", "a",
+                                at_distance(query, d, rng)))
+    with psycopg.connect(rows.url, row_factory=dict_row) as conn:
+        register_vector(conn)
+        conn.execute("set local enable_sort = off")
+        from nodes.unified_retrieve import kb_search
+
+        plain = kb_search(conn, rows.name("питание растений"), rows.name("голубика"), query, 20, 0.6,
+                          iterative=False, ef_search=40)
+        found = kb_search(conn, rows.name("питание растений"), rows.name("голубика"), query, 20, 0.6,
+                          ef_search=40)
+    assert len(plain) < 20
+    assert np.allclose([s.distance for s in found], sorted(ours)[:20], atol=1e-5)
