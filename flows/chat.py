@@ -112,6 +112,9 @@ def planned_answer(question: str, user_id: int, session_id: str, history: list[C
     record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards,
                 {"plan_steps": len(run.steps), "adaptations": len(run.adaptations),
                  "max_prompt_tokens": run.max_prompt_tokens, "fragments": len(run.fragments)})
+    report_turn("chat", user_id, policy.signal_names, policy.guards,
+                [f"plan: {len(run.steps)} steps, {len(run.adaptations)} adaptations",
+                 f"largest step prompt: {run.max_prompt_tokens} tokens", f"fragments: {len(run.fragments)}"])
     return ChatAnswer(text=text, fragments=run.fragments, tool_called=True, tool_query=None,
                       signals=policy.signal_names, guards=policy.guards)
 

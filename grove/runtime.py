@@ -106,6 +106,13 @@ def start_prefect(settings: Settings, stack: Stack, *, reuse: bool = False, quie
 
 
 def _stop_prefect(server: PrefectServer, quiet: bool = False) -> None:
+    # Send the last run logs and events while the server still answers; left for interpreter
+    # exit, they would be retried against a stopped server and delay the exit.
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+
+    APILogWorker.drain_all(timeout=10)
+    EventsWorker.drain_all(timeout=10)
     server.stop()
     if not quiet:
         say("Prefect server stopped")
