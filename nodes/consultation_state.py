@@ -15,6 +15,7 @@ from prefect import task
 from pydantic import BaseModel
 
 from grove.db import transaction
+from nodes.topics import append_pair
 
 State = Literal["waiting_variety_clarification", "waiting_clarification_answer"]
 
@@ -77,11 +78,7 @@ def finish_turn(user_id: int, session_id: str, topic_id: int | None, question: s
     """
     with transaction() as conn:
         conn.execute("delete from consultation_state where user_id = %s", (user_id,))
-        conn.execute("select insert_and_trim_pairs(%s, %s, %s, %s, %s, %s)",
-                     (user_id, session_id, question, answer, keep, topic_id))
-        if topic_id is not None:
-            conn.execute("update topics set message_count = message_count + 2, updated_at = now()"
-                         " where id = %s", (topic_id,))
+        append_pair(conn, user_id, session_id, topic_id, question, answer, keep)
         if not queue:
             return None
         row = conn.execute(

@@ -8,6 +8,7 @@ topic keep its culture instead of being classified again.
 
 from __future__ import annotations
 
+import psycopg
 from prefect import task
 from pydantic import BaseModel
 
@@ -71,11 +72,17 @@ def log_turn(user_id: int, session_id: str, topic_id: int | None, question: str,
              keep: int = 30) -> None:
     """The Q/A pair into the chat history (trimmed) and the topic's message count, atomically."""
     with transaction() as conn:
-        conn.execute("select insert_and_trim_pairs(%s, %s, %s, %s, %s, %s)",
-                     (user_id, session_id, question, answer, keep, topic_id))
-        if topic_id is not None:
-            conn.execute("update topics set message_count = message_count + 2, updated_at = now()"
-                         " where id = %s", (topic_id,))
+        append_pair(conn, user_id, session_id, topic_id, question, answer, keep)
+
+
+def append_pair(conn: psycopg.Connection, user_id: int, session_id: str, topic_id: int | None,
+                question: str, answer: str, keep: int) -> None:
+    """Inside the caller's transaction: the pair into the trimmed history, the topic's count up by 2."""
+    conn.execute("select insert_and_trim_pairs(%s, %s, %s, %s, %s, %s)",
+                 (user_id, session_id, question, answer, keep, topic_id))
+    if topic_id is not None:
+        conn.execute("update topics set message_count = message_count + 2, updated_at = now()"
+                     " where id = %s", (topic_id,))
 
 
 @task(name="topic-last-question", retries=2, retry_delay_seconds=1)
