@@ -94,11 +94,11 @@ def run_step(step: Step, question: str, user_id: int, finished: list[StepResult]
 def _synthesis_messages(question: str, step: Step, finished: list[StepResult], history: list[ChatMessage],
                         number: int, total: int, budget: TokenBudgetManager) -> list[dict[str, Any]]:
     """The final answer goes through the one answer template, with the plan's results as facts."""
-    context = AnswerContext(role=parts()["roles"]["chat"], mode="plan")
+    header = "\n## РЕЗУЛЬТАТЫ ШАГОВ ПЛАНА\n"
+    context = AnswerContext(role=parts()["roles"]["chat"], mode="plan", facts=header)
     fixed = count_message_tokens([{"content": render(context)}, {"content": question}])
     allocation = budget.allocate_for_step(number, total, fixed)
-    facts = build_context(step.depends_on, finished, "hierarchical", allocation.rag)
-    context.facts = "\n## РЕЗУЛЬТАТЫ ШАГОВ ПЛАНА\n" + facts
+    context.facts = header + build_context(step.depends_on, finished, "hierarchical", allocation.rag)
     messages: list[dict[str, Any]] = [{"role": "system", "content": render(context)}]
     kept: list[dict[str, Any]] = []
     room = allocation.history
