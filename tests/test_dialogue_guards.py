@@ -7,8 +7,12 @@ counted in `dialogue_turns`.
 
 from __future__ import annotations
 
+import time
+
 import psycopg
 import pytest
+from prefect import get_client
+from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId, FlowRunFilterName
 
 from tests.support.bot import new_bot, running
 from tests.support.scripted_llm import ScriptedLLM, text
@@ -84,3 +88,20 @@ async def test_signals_reach_the_model_and_the_metrics(
     assert [t[1] for t in turns(store, user_id)] == [["greeting"], ["complaint"], ["asks_document"],
                                                      ["asks_source"]]
     assert {t[0] for t in turns(store, user_id)} == {"answer.md"}  # one template, no overrides
+    reports = turn_artifacts(user_id)
+    assert any("signals: greeting" in r and "template `answer.md`" in r for r in reports)
+    assert any("signals: complaint" in r and "guards fired: —" in r for r in reports)
+
+
+def turn_artifacts(user_id: int) -> list[str]:
+    """The markdown artifacts of this user's chat runs, as ops see them in the Prefect UI."""
+    with get_client(sync_client=True) as client:
+        deadline = time.monotonic() + 30
+        while True:
+            runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(
+                name=FlowRunFilterName(any_=[f"chat-user{user_id}"])))
+            artifacts = client.read_artifacts(flow_run_filter=FlowRunFilter(
+                id=FlowRunFilterId(any_=[r.id for r in runs]))) if runs else []
+            if len(artifacts) >= 4 or time.monotonic() > deadline:
+                return [a.data for a in artifacts if a.type == "markdown"]
+            time.sleep(0.5)
