@@ -2,7 +2,8 @@
 
 The LLM classifies into the profile's list; an answer off the list, or no
 answer at all, falls back to the deterministic keyword classifier, so a
-consultation never stalls on the classifier.
+consultation never stalls on the classifier. An "unclear" answer for a question
+that names exactly one crop is overruled by that crop.
 """
 
 from __future__ import annotations
@@ -40,8 +41,13 @@ def detect(text: str, profile: DomainProfile) -> CultureGuess:
     except LLMError as exc:
         return CultureGuess(culture=profile.keyword_culture(text), by="keywords", raw=f"error: {exc}")
     label = profile.normalise(reply.content)
+    named = profile.keyword_culture(text)
     if label is None:
-        return CultureGuess(culture=profile.keyword_culture(text), by="keywords", raw=reply.content)
+        return CultureGuess(culture=named, by="keywords", raw=reply.content)
+    if profile.case_of(label) == "unclear" and profile.case_of(named) != "unclear":
+        # The question names one crop outright; a small model still says «общая информация»
+        # (measured with the local 1.5B model), so the named crop wins.
+        return CultureGuess(culture=named, by="keywords", raw=reply.content)
     return CultureGuess(culture=label, by="llm", raw=reply.content)
 
 

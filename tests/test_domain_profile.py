@@ -66,11 +66,16 @@ def test_keyword_fallback_classifies_the_seed_questions(berries: DomainProfile, 
 
 
 def test_the_model_classifies_and_off_list_answers_fall_back(berries: DomainProfile, env) -> None:  # type: ignore[no-untyped-def]
-    with ScriptedLLM([text("«Малина ремонтантная.»"), text("помидор"), error(400)]) as llm:
+    with ScriptedLLM([text("«Малина ремонтантная.»"), text("помидор"), error(400), text("общая информация"),
+                      text("не определено")]) as llm:
         env(GROVE_LLM_API_KEY="k", GROVE_LLM_BASE_URL=llm.base_url, GROVE_LLM_MODEL="scripted")
         by_model = detect("Чем подкормить мою малину, она плодоносит дважды?", berries)
         off_list = detect("Когда обрезать клубнику?", berries)
         failed = detect("Как ухаживать за голубикой?", berries)
+        overruled = detect("Как правильно посадить голубику?", berries)
+        unclear = detect("Чем подкормить кусты весной?", berries)
+    assert (overruled.culture, overruled.by) == ("голубика", "keywords")  # the named crop wins
+    assert (unclear.culture, unclear.by) == ("не определено", "llm")
     assert (by_model.culture, by_model.by) == ("малина ремонтантная", "llm")
     assert (off_list.culture, off_list.by, off_list.raw) == ("клубника общая", "keywords", "помидор")
     assert (failed.culture, failed.by) == ("голубика", "keywords")

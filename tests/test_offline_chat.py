@@ -76,3 +76,30 @@ def test_offline_default_plans_a_comparison(store: str, user_id: int, local_llm:
     assert {f.source_identifier for f in answer.fragments} == {"голубика.pdf", "малина.pdf"}
     body = answer.text.partition("Информация взята из:")[0]
     assert re.search(r"[а-яё]{4}", body, re.IGNORECASE), answer.text
+
+
+def test_offline_default_consults_with_the_library(store: str, user_id: int, local_llm: str,
+                                                   env) -> None:  # type: ignore[no-untyped-def]
+    """A berry deployment offline: the local model classifies the culture and answers from tier 2."""
+    import psycopg
+
+    from flows.consultation import consultation
+    from nodes.unified_retrieve import LIBRARY_OWNER
+    from nodes.user_state import session_of
+
+    env(GROVE_LOCAL_LLM_URL=local_llm, GROVE_LLM_RETRIES="0", GROVE_DOMAIN_PROFILE="berries",
+        GROVE_LLM_MAX_TOKENS="300")  # a bounded answer: the point is the classification and tier 2
+    fact = "Голубику сажают в кислую почву с pH 4–5, в посадочную яму добавляют верховой торф."
+    document = ExtractedDocument(source_type="pdf", source_identifier=f"голубика-{user_id}.pdf", text=fact)
+    stored = store_document.fn(LIBRARY_OWNER, document, [ChunkRecord(position=0, text=fact, page=1)],
+                               get_embedder().embed_documents([fact]), "голубика")
+    try:
+        answer = run_inline(consultation, "Как правильно посадить голубику?", user_id,
+                            session_of.fn(user_id, user_id))
+    finally:
+        with psycopg.connect(store) as conn:
+            conn.execute("delete from documents where id = %s", (stored.document_id,))
+    assert answer.culture == "голубика" and answer.kind == "answer"
+    assert [s.source_type for s in answer.snippets] == ["document"] and fact in answer.snippets[0].content
+    assert f"голубика-{user_id}.pdf" in answer.text
+    assert answer.moderation_id is not None
