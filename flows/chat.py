@@ -28,7 +28,7 @@ from nodes.sources import cited, source_block, strip_model_sources
 from nodes.context_signals import Signal
 from nodes.plan import PlanError
 from nodes.plan_generator import generate_plan
-from nodes.query_analyzer import analyze_query
+from nodes.query_analyzer import analyze_query, marker_kind
 from nodes.turn_policy import TurnPolicy, needs_regeneration, prepare_turn, with_repetition_signal
 
 log = logging.getLogger(__name__)
@@ -94,8 +94,8 @@ def planned_answer(question: str, user_id: int, session_id: str, history: list[C
     """Seed 004: a non-simple question runs as a validated plan; None means "take the simple path"."""
     from flows.complex_query import complex_query
 
-    if get_settings().planner == "off":
-        return None
+    if get_settings().planner == "off" or marker_kind(question) == "simple":
+        return None  # most turns: no marker, so no analyzer task run and no extra model call
     analysis = analyze_query(question)
     if analysis.kind == "simple":
         return None

@@ -15,6 +15,7 @@ from prefect import task
 from pydantic import BaseModel
 
 from grove.db import transaction
+from nodes.moderation import add_to_queue
 from nodes.topics import append_pair
 
 State = Literal["waiting_variety_clarification", "waiting_clarification_answer"]
@@ -81,8 +82,4 @@ def finish_turn(user_id: int, session_id: str, topic_id: int | None, question: s
         append_pair(conn, user_id, session_id, topic_id, question, answer, keep)
         if not queue:
             return None
-        row = conn.execute(
-            "insert into moderation_queue (user_id, topic_id, question, answer, culture, category_guess)"
-            " values (%s, %s, %s, %s, %s, %s) returning id",
-            (user_id, topic_id, question, answer, culture, category)).fetchone()
-    return int(row["id"])
+        return add_to_queue(conn, user_id, topic_id, question, answer, culture, category)

@@ -61,19 +61,32 @@ def qa_text(question: str, answer: str) -> str:
     return f"{question}\n{answer}"
 
 
+def add_to_queue(conn: psycopg.Connection, user_id: int, topic_id: int | None, question: str, answer: str,
+                 culture: str | None, category_guess: str | None) -> int:
+    """Inside the caller's transaction: a final answer waiting for an admin; returns its id."""
+    row = conn.execute(
+        "insert into moderation_queue (user_id, topic_id, question, answer, culture, category_guess)"
+        " values (%s, %s, %s, %s, %s, %s) returning id",
+        (user_id, topic_id, question, answer, culture, category_guess)).fetchone()
+    return int(row["id"])
+
+
 @task(name="enqueue-for-moderation", retries=2, retry_delay_seconds=1)
 def enqueue(user_id: int, topic_id: int | None, question: str, answer: str,
             culture: str | None, category_guess: str | None) -> int:
     with transaction() as conn:
-        row = conn.execute(
-            "insert into moderation_queue (user_id, topic_id, question, answer, culture, category_guess)"
-            " values (%s, %s, %s, %s, %s, %s) returning id",
-            (user_id, topic_id, question, answer, culture, category_guess)).fetchone()
-    return int(row["id"])
+        return add_to_queue(conn, user_id, topic_id, question, answer, culture, category_guess)
 
 
 def _item(row: dict | None) -> ModerationItem | None:
     return ModerationItem.model_validate(row) if row else None
+
+
+def _while_pending(conn: psycopg.Connection, item_id: int, update: str, params: tuple) -> Review:
+    """Apply `update … ` to the item only if it is still pending (one statement, so no race)."""
+    row = conn.execute(f"{update} where id = %s and status = 'pending' returning *",
+                       (*params, item_id)).fetchone()
+    return Review(item=ModerationItem.model_validate(row)) if row else _not_pending(conn, item_id)
 
 
 def _not_pending(conn: psycopg.Connection, item_id: int) -> Review:
@@ -144,13 +157,9 @@ def approve(item_id: int, reviewer_id: int, edited_answer: str | None = None) ->
 def reject(item_id: int, reviewer_id: int) -> Review:
     require_admin(reviewer_id)
     with transaction() as conn:
-        row = conn.execute(
-            "update moderation_queue set status = 'rejected', reviewer_id = %s, reviewed_at = now(),"
-            " editing_by = null where id = %s and status = 'pending' returning *",
-            (reviewer_id, item_id)).fetchone()
-        if row is None:
-            return _not_pending(conn, item_id)
-    return Review(item=ModerationItem.model_validate(row))
+        return _while_pending(conn, item_id,
+                              "update moderation_queue set status = 'rejected', reviewer_id = %s,"
+                              " reviewed_at = now(), editing_by = null", (reviewer_id,))
 
 
 @task(name="start-editing", retries=2, retry_delay_seconds=1)
@@ -160,12 +169,7 @@ def start_edit(item_id: int, reviewer_id: int) -> Review:
     with transaction() as conn:
         conn.execute("update moderation_queue set editing_by = null"
                      " where editing_by = %s and status = 'pending'", (reviewer_id,))
-        row = conn.execute(
-            "update moderation_queue set editing_by = %s where id = %s and status = 'pending' returning *",
-            (reviewer_id, item_id)).fetchone()
-        if row is None:
-            return _not_pending(conn, item_id)
-    return Review(item=ModerationItem.model_validate(row))
+        return _while_pending(conn, item_id, "update moderation_queue set editing_by = %s", (reviewer_id,))
 
 
 @task(name="item-being-edited", retries=2, retry_delay_seconds=1)

@@ -12,6 +12,7 @@ uses the same expression).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 import psycopg
@@ -65,6 +66,14 @@ select * from candidates order by distance + 0
 """
 
 
+def set_hnsw_scan(conn: psycopg.Connection, ef_search: int | None,
+                  iterative_scan: Literal["off", "relaxed_order", "strict_order"]) -> None:
+    """pgvector's scan settings for this transaction only (ef_search from settings when None)."""
+    conn.execute("select set_config('hnsw.ef_search', %s, true)",
+                 (str(ef_search or get_settings().hnsw_ef_search),))
+    conn.execute("select set_config('hnsw.iterative_scan', %s, true)", (iterative_scan,))
+
+
 def search_in(conn: psycopg.Connection, owner_id: int, query_vector: Sequence[float] | np.ndarray,
               k: int, *, iterative: bool = True, ef_search: int | None = None) -> list[Fragment]:
     """The search on a given connection, inside its transaction (settings are transaction-local).
@@ -72,11 +81,8 @@ def search_in(conn: psycopg.Connection, owner_id: int, query_vector: Sequence[fl
     For a very selective owner the planner may prefer the owner index and an exact sort,
     which is exact anyway; when it takes the HNSW index, the iterative scan keeps the LIMIT.
     """
-    ef = ef_search or get_settings().hnsw_ef_search
     vector = np.asarray(query_vector, dtype=np.float32)
-    conn.execute("select set_config('hnsw.ef_search', %s, true)", (str(ef),))
-    conn.execute("select set_config('hnsw.iterative_scan', %s, true)",
-                 ("relaxed_order" if iterative else "off",))
+    set_hnsw_scan(conn, ef_search, "relaxed_order" if iterative else "off")
     rows = conn.execute(_SEARCH, {"query": vector, "owner": owner_id, "k": k}, prepare=False).fetchall()
     return [
         Fragment(chunk_id=r["id"], document_id=r["document_id"], text=r["chunk_text"],

@@ -11,7 +11,8 @@ small share of the table gets fewer rows than exist. Here the culture filter sit
 in the WHERE clause of an HNSW scan with pgvector's iterative scan switched on,
 which keeps walking the graph until the LIMIT is met; the distance threshold is
 applied outside a materialised CTE (pgvector's documented pattern), so the
-result is every row under the threshold up to the limit.
+result is every row under the threshold up to the limit. The scan keeps strict order here,
+so the limit taken under a threshold is exactly the nearest rows.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pydantic import BaseModel
 
 from grove.db import transaction
 from grove.settings import get_settings
+from nodes.retrieve import set_hnsw_scan
 
 log = logging.getLogger(__name__)
 
@@ -86,18 +88,10 @@ select * from nearest where distance < %(threshold)s order by distance
 """
 
 
-def _scan_settings(conn: psycopg.Connection, iterative: bool, ef_search: int | None) -> None:
-    """Transaction-local: strict order keeps the limit exact under a threshold."""
-    conn.execute("select set_config('hnsw.ef_search', %s, true)",
-                 (str(ef_search or get_settings().hnsw_ef_search),))
-    conn.execute("select set_config('hnsw.iterative_scan', %s, true)",
-                 ("strict_order" if iterative else "off",))
-
-
 def kb_search(conn: psycopg.Connection, category: str, subcategory: str | None,
               query: np.ndarray, limit: int, threshold: float, *, iterative: bool = True,
               ef_search: int | None = None) -> list[Snippet]:
-    _scan_settings(conn, iterative, ef_search)
+    set_hnsw_scan(conn, ef_search, "strict_order" if iterative else "off")
     rows = conn.execute(_KB_SEARCH, {"query": query, "category": category, "subcategory": subcategory,
                                      "limit": limit, "threshold": threshold}, prepare=False).fetchall()
     return [Snippet(source_type="qa", priority_level=1, content=r["answer"], distance=float(r["distance"]),
@@ -108,7 +102,7 @@ def kb_search(conn: psycopg.Connection, category: str, subcategory: str | None,
 def chunks_search(conn: psycopg.Connection, subcategory: str, query: np.ndarray, limit: int,
                   threshold: float, *, owner_id: int = LIBRARY_OWNER, iterative: bool = True,
                   ef_search: int | None = None) -> list[Snippet]:
-    _scan_settings(conn, iterative, ef_search)
+    set_hnsw_scan(conn, ef_search, "strict_order" if iterative else "off")
     rows = conn.execute(_CHUNKS_SEARCH, {"query": query, "owner": owner_id, "subcategory": subcategory,
                                          "limit": limit, "threshold": threshold}, prepare=False).fetchall()
     return [Snippet(source_type="document", priority_level=2, content=r["chunk_text"],
