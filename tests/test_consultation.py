@@ -19,7 +19,7 @@ from nodes.embedder import get_embedder
 from nodes.ingest_types import ExtractedDocument
 from nodes.unified_retrieve import LIBRARY_OWNER
 from tests.support.bot import new_bot, running
-from tests.support.scripted_llm import Response, ScriptedLLM, text
+from tests.support.scripted_llm import Response, ScriptedLLM, error, text
 from tests.support.telegram_standin import TelegramStandin
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(300)]
@@ -33,7 +33,7 @@ BLUEBERRY = "Голубике нужна кислая почва с pH 4–5 и 
 class Consultant:
     """A scripted model: classification requests answered from a table, answers from a queue."""
 
-    def __init__(self, cultures: dict[str, str], answers: list[str]) -> None:
+    def __init__(self, cultures: dict[str, str], answers: list) -> None:
         self.cultures = cultures
         self.answers = list(answers)
         self.classified: list[str] = []
@@ -45,7 +45,8 @@ class Consultant:
             self.classified.append(user)
             return text(self.cultures.get(user, "не определено"))(body)
         self.answered.append(body)
-        return text(self.answers.pop(0))(body)
+        answer = self.answers.pop(0)
+        return answer(body) if callable(answer) else text(answer)(body)
 
     def system_prompts(self) -> list[str]:
         return [body["messages"][0]["content"] for body in self.answered]
@@ -402,3 +403,24 @@ async def test_admin_rejects_an_answer(
     [rejected] = queued(store, user_id)
     assert rejected["status"] == "rejected" and rejected["reviewer_id"] == admin
     assert rejected["knowledge_base_id"] is None
+
+
+async def test_an_llm_outage_apologises_and_keeps_the_clarification(
+    standin: TelegramStandin, consult, store: str, user_id: int
+) -> None:
+    """The answer service fails after the variety question: nothing is logged or queued, and the
+    user's next message still answers the variety question."""
+    model = Consultant({"Когда обрезать клубнику?": "клубника общая"},
+                       [error(503), error(503), "Летнюю клубнику обрезают после сбора урожая."])  # retried once
+    consult(model)
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        await say(standin, user_id, "Когда обрезать клубнику?")
+        apology = await say(standin, user_id, "Летняя")
+        assert apology.startswith("Извините, сейчас я не могу ответить")
+        assert state_of(store, user_id)["state"] == "waiting_variety_clarification"
+        assert queued(store, user_id) == []
+        final = await say(standin, user_id, "Летняя")
+    assert final == "Летнюю клубнику обрезают после сбора урожая."
+    assert [i["question"] for i in queued(store, user_id)] == ["Когда обрезать клубнику? (Летняя)"]
+    assert state_of(store, user_id) is None
