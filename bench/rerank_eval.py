@@ -46,6 +46,13 @@ K = 10
 WEIGHTS = [round(w, 2) for w in np.arange(0.05, 1.0, 0.05)]
 ANALYZERS = ("pymorphy", "snowball", "lower")
 N_FOLDS = 5
+PRF_DEPTHS = (1, 2, 3, 5, 10)
+PRF_BETAS = (0.1, 0.2, 0.3, 0.5, 0.8)
+ALT_QUERY_PROMPTS = {
+    "question answering": "task: question answering | query: ",
+    "fact checking": "task: fact checking | query: ",
+    "sentence similarity": "task: sentence similarity | query: ",
+}
 
 
 # --------------------------------------------------------------------------- metrics
@@ -255,6 +262,31 @@ def main() -> None:
             scorer = lambda q, late=late, w=weight: fuse(vector(q), late[q.id], method="linear", weight=1.0 - w)  # noqa: E731
             fused_family[f"{variant} vector_weight={weight}"] = per_query(scorer)
 
+    # ---- pseudo-relevance feedback (Rocchio): move the query towards its top-k candidates and
+    # rescore the 30 with the moved vector; candidate vectors come from the store, no model call
+    row_of = {pid: i for i, pid in enumerate(ids)}
+    candidate_vectors = {q.id: corpus[[row_of[c.id] for c in candidates[q.id]]] for q in queries}
+
+    def rocchio(q: Query, k: int, beta: float) -> np.ndarray:
+        vectors = candidate_vectors[q.id]
+        moved = qemb[position[q.id]] + beta * vectors[:k].mean(axis=0)
+        return vectors @ (moved / np.linalg.norm(moved))
+
+    prf_family = families.setdefault("prf (Rocchio)", {})
+    for k, beta in itertools.product(PRF_DEPTHS, PRF_BETAS):
+        prf_family[f"k={k} beta={beta}"] = per_query(lambda q, k=k, beta=beta: rocchio(q, k, beta))
+
+    # ---- a second query embedding under another of the model's task prompts, fused linearly with
+    # the search-prompt score (costs one more query embedding per turn)
+    prompt_family = families.setdefault("query-prompt fusion", {})
+    for task, prompt in ALT_QUERY_PROMPTS.items():
+        alt = np.asarray(model.encode([q.text for q in queries], prompt=prompt, batch_size=16, convert_to_numpy=True),
+                         dtype=np.float32)
+        alt /= np.linalg.norm(alt, axis=1, keepdims=True)
+        for weight in WEIGHTS[:10]:
+            scorer = lambda q, alt=alt, w=weight: (1 - w) * vector(q) + w * (candidate_vectors[q.id] @ alt[position[q.id]])  # noqa: E731
+            prompt_family[f"{task} w={weight}"] = per_query(scorer)
+
     def best(family: dict[str, np.ndarray], idx: np.ndarray) -> str:
         return max(family, key=lambda label: (family[label][idx, 0].mean(), -list(family).index(label)))
 
@@ -288,6 +320,10 @@ def main() -> None:
     for name in families:
         if name.startswith("late-interaction"):
             latency[name] = statistics.median(li_times) * 1000
+    k, beta = (float(v.split("=")[1]) for v in chosen["prf (Rocchio)"].split())
+    latency["prf (Rocchio)"] = timed_median(lambda: rocchio(held[0], int(k), beta), range(50))
+    latency["query-prompt fusion"] = timed_median(
+        lambda: model.encode([held[0].text], prompt=ALT_QUERY_PROMPTS["fact checking"]), range(10))
 
     # ---- report
     print()
