@@ -27,10 +27,25 @@ from pydantic import BaseModel, Field
 
 from flows import texts
 from grove.settings import get_settings
-from nodes.chat_history import load_history
+from nodes.chat_history import ChatMessage, load_history
 from nodes.answer_prompt import TEMPLATE
-from nodes.consultation_prompt import Mode, is_clarification_question, system_prompt
+from nodes.consultation_prompt import (
+    KNOWLEDGE_HEADER,
+    Mode,
+    fragment_text,
+    is_clarification_question,
+    knowledge_block,
+    system_prompt,
+)
 from nodes.context_signals import Signal
+from nodes.context_window import (
+    MIN_FRAGMENT_TOKENS,
+    count_within,
+    newest_pairs_within,
+    prompt_room,
+    request_tokens,
+    share_room,
+)
 from nodes.consultation_state import (ConsultationContext, ConsultationState, clear_state, finish_turn,
                                       read_state, save_state)
 from nodes.detect_culture import detect_culture_name
@@ -39,7 +54,8 @@ from nodes.domain_profile import DomainProfile, active_profile
 from nodes.embedder import embed_query
 from nodes.llm import LLMError, llm_task
 from nodes.sources import cited, source_block, strip_model_sources
-from nodes.turn_policy import needs_regeneration, prepare_turn, with_repetition_signal
+from nodes.token_budget import count_tokens, truncate_to_tokens
+from nodes.turn_policy import TurnPolicy, needs_regeneration, prepare_turn, with_repetition_signal
 from nodes.topics import Topic, close_topic, last_question, log_turn, open_topic, set_topic_culture
 from nodes.unified_retrieve import Snippet, retrieve_unified_snippets
 
@@ -67,17 +83,27 @@ class _Asked(BaseModel):
     failed: bool = False
 
 
-def _within_budget(snippets: list[Snippet]) -> list[Snippet]:
-    """Fragments in (tier, distance) order while they fit the prompt's character budget."""
-    budget = get_settings().consultation_context_chars
-    chosen: list[Snippet] = []
-    used = 0
-    for snippet in snippets:
-        if chosen and used + len(snippet.content) > budget:
-            break
-        chosen.append(snippet)
-        used += len(snippet.content)
-    return chosen
+def _fitted(profile: DomainProfile, text: str, culture: str, mode: Mode, snippets: list[Snippet],
+            history: list[ChatMessage], policy: TurnPolicy) -> tuple[list[Snippet], list[ChatMessage]]:
+    """Fragments in (tier, distance) order and the newest history pairs that fit the model's window.
+
+    Fragments stop at `consultation_fragment_tokens`; history keeps at least a share of the room
+    (`nodes.context_window`).
+    """
+    rules = system_prompt(profile, culture, profile.category, mode, [], policy.signals, policy.recent_bot)
+    fixed = request_tokens([{"role": "system", "content": rules}, {"role": "user", "content": text}])
+    fixed += count_tokens(KNOWLEDGE_HEADER) + 1 if snippets else 0
+    costs = [count_tokens(fragment_text(n, s)) + 1 for n, s in enumerate(snippets, 1)]
+    free = prompt_room() - fixed
+    fragment_room, _ = share_room(free, sum(costs), request_tokens(history))
+    fragment_room = min(fragment_room, get_settings().consultation_fragment_tokens)
+    chosen = snippets[:count_within(costs, fragment_room)]
+    if snippets and not chosen and fragment_room > MIN_FRAGMENT_TOKENS:
+        first = snippets[0]
+        cut = truncate_to_tokens(first.content, fragment_room - (costs[0] - count_tokens(first.content)))
+        chosen = [first.model_copy(update={"content": cut})]
+    used = count_tokens(knowledge_block(chosen)) if chosen else 0
+    return chosen, newest_pairs_within(history, free - used)
 
 
 def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: Mode,
@@ -96,9 +122,10 @@ def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: 
         retrieval = retrieve_unified_snippets(profile.category, subcategory,
                                               profile.general_subcategory(subcategory),
                                               embed_query(search_text or text))
-        snippets, trace = _within_budget(retrieval.snippets), retrieval.trace
+        snippets, trace = retrieval.snippets, retrieval.trace
     history = load_history(user_id, session_id, pairs=settings.history_pairs)
     policy = prepare_turn(text, history, signals)
+    snippets, history = _fitted(profile, text, culture, mode, snippets, history, policy)
 
     def prompt() -> str:
         return system_prompt(profile, culture, profile.category, mode, snippets, policy.signals,

@@ -122,6 +122,10 @@ class Settings(BaseSettings):
     llm_timeout: float = 120.0
     llm_temperature: float = 0.3
     llm_max_tokens: int = 700
+    llm_context_tokens: int = Field(
+        default=32768,
+        description="Context window of the remote model; requests are fitted to it (the local one uses local_llm_context).",
+    )
     llm_retries: int = 3
     llm_retry_delays: list[float] = Field(default_factory=lambda: [2.0, 6.0, 15.0])
     local_llm_model: str = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -169,8 +173,9 @@ class Settings(BaseSettings):
     consultation_max_clarifications: int = Field(
         default=3, description="Stall guard: after this many clarification turns the bot answers anyway."
     )
-    consultation_context_chars: int = Field(
-        default=6000, description="Fragments go into the prompt in tier order until this many characters."
+    consultation_fragment_tokens: int = Field(
+        default=2400,
+        description="Fragments go into the prompt in tier order up to this many tokens (never past the model's window).",
     )
     topic_idle_minutes: int = Field(
         default=120, description="A topic untouched this long is closed; the next question opens a new one."
@@ -200,7 +205,7 @@ class Settings(BaseSettings):
     allow_loopback_urls: bool = Field(default=False, description="Tests serve pages on 127.0.0.1.")
     max_media_seconds: float = 3 * 3600
 
-    @field_validator("database_url", "prefect_api_url", mode="before")
+    @field_validator("database_url", "prefect_api_url", "llm_api_key", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         return None if value == "" else value

@@ -17,15 +17,19 @@ from nodes.unified_retrieve import Snippet
 Mode = Literal["clarify", "grounded", "ungrounded", "best_general"]
 
 
+KNOWLEDGE_HEADER = "\n## БАЗА ЗНАНИЙ (используй эту информацию для ответа):\n"
+
+
+def fragment_text(n: int, snippet: Snippet) -> str:
+    """One `### Фрагмент n [УРОВЕНЬ p] [qa|document]` block."""
+    return f"### Фрагмент {n} [УРОВЕНЬ {snippet.priority_level}] [{snippet.source_type}]\n{snippet.content}\n"
+
+
 def knowledge_block(snippets: list[Snippet]) -> str:
-    """`### Фрагмент n [УРОВЕНЬ p] [qa|document]` blocks, quoted as data."""
+    """The header and the numbered fragments, quoted as data."""
     if not snippets:
         return ""
-    parts = ["\n## БАЗА ЗНАНИЙ (используй эту информацию для ответа):\n"]
-    for n, snippet in enumerate(snippets, 1):
-        parts.append(f"### Фрагмент {n} [УРОВЕНЬ {snippet.priority_level}] [{snippet.source_type}]\n"
-                     f"{snippet.content}\n")
-    return "\n".join(parts)
+    return "\n".join([KNOWLEDGE_HEADER] + [fragment_text(n, s) for n, s in enumerate(snippets, 1)])
 
 
 def answer_context(profile: DomainProfile, culture: str, category: str, mode: Mode,

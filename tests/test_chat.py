@@ -216,3 +216,42 @@ async def test_an_empty_answer_is_asked_again_without_tools(
         [reply] = await ask(standin, user_id, "Привет")
     assert reply["text"] == "Здравствуйте! Чем помочь?"
     assert "tools" in llm.requests[0] and "tools" not in llm.requests[1]
+
+
+async def test_a_long_history_and_long_fragments_are_fitted_to_the_models_window(
+    standin: TelegramStandin, llm: ScriptedLLM, env, user_id: int  # type: ignore[no-untyped-def]
+) -> None:
+    from nodes.context_window import prompt_room, request_tokens
+
+    env(GROVE_LLM_CONTEXT_TOKENS="2600", GROVE_LLM_MAX_TOKENS="300")
+    pages = [" ".join(f"Малина, страница {p}, правило {r}: подкормку вносят по влажной почве и поливают."
+                      for r in range(12)) for p in range(1, 11)]
+    index(user_id, "длинный.pdf", pages)
+    llm.script(tool_call({"query": "подкормка малины"}),
+               text("Подкармливают по влажной почве [1], а ещё см. [9]."))
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        from nodes.user_state import read_user_state
+
+        session = read_user_state.fn(user_id).session_id
+        long_answer = "Малину подкармливают весной и летом, не позже июля. " * 12
+        for n in range(15):
+            store_pair.fn(user_id, session, f"вопрос {n}", f"ответ {n}: {long_answer}")
+        [reply] = await ask(standin, user_id, "Чем подкармливать малину по документу?")
+
+    first, second = llm.requests
+    stored = [{"role": r, "content": c} for n in range(15) for r, c in
+              (("user", f"вопрос {n}"), ("assistant", f"ответ {n}: {long_answer}"))]
+    assert request_tokens(stored) > prompt_room()  # sent whole, history alone would not fit
+    assert request_tokens(first["messages"]) <= prompt_room(first["tools"])
+    assert request_tokens(second["messages"]) <= prompt_room()
+    history = first["messages"][1:-1]
+    assert 0 < len(history) < 30 and len(history) % 2 == 0
+    assert history[-1]["content"].startswith("ответ 14:")  # the newest pairs stay, the oldest go
+    assert {"role": "user", "content": "вопрос 0"} not in history
+    shown = json.loads(second["messages"][-1]["content"])["fragments"]
+    assert 1 <= len(shown) < 9  # ten were retrieved; only what fits is shown
+    assert second["messages"][1:-3] and second["messages"][-3]["content"].startswith("Чем подкармливать")
+    block = reply["text"].split("Информация взята из", 1)[1]
+    assert shown[0]["source"].split(", с. ")[1] in block  # [1] is named
+    assert block.count("с. ") == 1  # [9] was never shown to the model, so it is not a source

@@ -14,6 +14,7 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
+from nodes.chat_history import store_pair
 from nodes.document_store import ChunkRecord, store_document
 from nodes.embedder import get_embedder
 from nodes.ingest_types import ExtractedDocument
@@ -424,3 +425,36 @@ async def test_an_llm_outage_apologises_and_keeps_the_clarification(
     assert final == "Летнюю клубнику обрезают после сбора урожая."
     assert [i["question"] for i in queued(store, user_id)] == ["Когда обрезать клубнику? (Летняя)"]
     assert state_of(store, user_id) is None
+
+
+async def test_fragments_and_history_are_fitted_to_the_models_window(
+    standin: TelegramStandin, consult, library, store: str, user_id: int
+) -> None:
+    from nodes.context_window import prompt_room, request_tokens
+    from nodes.token_budget import count_tokens
+
+    pages = [" ".join(f"Голубика, страница {p}: кислая почва с pH 4–5, мульча из хвои, полив понемногу, "
+                      f"правило {r}." for r in range(10)) for p in range(1, 9)]
+    library("голубика-длинная.pdf", "голубика", pages)
+    model = Consultant({"Как ухаживать за голубикой?": "голубика"}, ["Кислая почва и мульча [1], см. также [8]."])
+    consult(model, GROVE_LLM_CONTEXT_TOKENS="3000", GROVE_LLM_MAX_TOKENS="300",
+            GROVE_CONSULTATION_FRAGMENT_TOKENS="700")
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        from nodes.user_state import read_user_state
+
+        session = read_user_state.fn(user_id).session_id
+        for n in range(15):
+            store_pair.fn(user_id, session, f"вопрос {n}", f"ответ {n}: " + "Голубику поливают часто. " * 25)
+        reply = await say(standin, user_id, "Как ухаживать за голубикой?")
+
+    [request] = model.answered
+    assert request_tokens(request["messages"]) <= prompt_room()
+    system = request["messages"][0]["content"]
+    facts = system[system.index("## БАЗА ЗНАНИЙ"):]
+    shown = facts.count("### Фрагмент")
+    assert 1 <= shown < len(pages) and count_tokens(facts) <= 700 + 40  # the budget, not all eight pages
+    history = request["messages"][1:-1]
+    assert 0 < len(history) < 30 and history[-1]["content"].startswith("ответ 14:")
+    block = reply.split("Информация взята из:", 1)[1]
+    assert block.count("с. ") == 1  # [8] was never shown, so only [1] is a source
