@@ -1,0 +1,104 @@
+"""Fitting a chat request into the model's context window.
+
+Why: the offline default model has a 4,096-token context. Fifteen Q/A pairs of
+history with long answers, or ten retrieved fragments of ~1,000 characters,
+already fill it, and llama.cpp refuses a prompt that does not fit ("Requested
+tokens exceed context window"): without fitting, a user with a long history
+could no longer get any answer. So every request is fitted before it is sent:
+
+* the system rules and the question always stay;
+* retrieved fragments come next, in rank order (the answer is grounded in them),
+  but leave history at least `HISTORY_SHARE` of the room when history needs it;
+* history fills what is left, newest Q/A pairs first, whole pairs only;
+* room is kept for the answer itself (`llm_max_tokens`).
+
+Tokens are counted with the model's vocabulary (`nodes.token_budget`): exact
+for the local model, an estimate for a remote one, whose window is the setting
+`llm_context_tokens`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from grove.settings import get_settings
+from nodes.chat_history import ChatMessage
+from nodes.token_budget import MESSAGE_OVERHEAD, count_tokens
+
+HISTORY_SHARE = 0.25
+# llama.cpp's chatml-function-calling template adds ~130 tokens of instructions to the system
+# message when tools are offered (measured with the Qwen vocabulary), on top of the tool schemas.
+TOOL_TEMPLATE_TOKENS = 160
+MIN_FRAGMENT_TOKENS = 64  # below this, a cut fragment says too little to ground an answer
+SAFETY_TOKENS = 64  # a regenerated draft's extra signal line; the local model's wording around tool results
+
+
+def window_tokens() -> int:
+    """The context window of the model in use."""
+    settings = get_settings()
+    return settings.local_llm_context if settings.uses_local_llm else settings.llm_context_tokens
+
+
+def prompt_room(tools: Sequence[dict[str, Any]] | None = None, max_tokens: int | None = None) -> int:
+    """Tokens the prompt may take: the window less the answer's room and the tool description."""
+    answer = max_tokens if max_tokens is not None else get_settings().llm_max_tokens
+    room = window_tokens() - answer - SAFETY_TOKENS
+    if tools:
+        room -= count_tokens(json.dumps(list(tools), ensure_ascii=False)) + TOOL_TEMPLATE_TOKENS
+    return room
+
+
+def message_tokens(message: dict[str, Any] | ChatMessage) -> int:
+    """One message's tokens: its content, any tool calls it carries, and the template's overhead."""
+    if isinstance(message, ChatMessage):
+        return count_tokens(message.content) + MESSAGE_OVERHEAD
+    calls = message.get("tool_calls")
+    tokens = count_tokens(str(message.get("content") or "")) + MESSAGE_OVERHEAD
+    return tokens + (count_tokens(json.dumps(calls, ensure_ascii=False)) if calls else 0)
+
+
+def request_tokens(messages: Sequence[dict[str, Any] | ChatMessage]) -> int:
+    """Prompt tokens of a whole request (plus the assistant turn's opening)."""
+    return sum(message_tokens(m) for m in messages) + 2
+
+
+def newest_pairs_within(history: Sequence[ChatMessage], budget: int) -> list[ChatMessage]:
+    """The newest whole Q/A pairs of `history` (oldest first) whose tokens fit `budget`."""
+    kept: list[ChatMessage] = []
+    used = 0
+    end = len(history)
+    while end > 0:
+        start = end - 2 if end >= 2 and history[end - 2].role == "user" else end - 1
+        cost = sum(message_tokens(m) for m in history[start:end])
+        if used + cost > budget:
+            break
+        kept[:0] = history[start:end]
+        used += cost
+        end = start
+    return kept
+
+
+def share_room(free: int, fragments_need: int, history_need: int) -> tuple[int, int]:
+    """(fragment room, history room): fragments first, but history keeps `HISTORY_SHARE` of `free`."""
+    free = max(free, 0)
+    if fragments_need + history_need <= free:
+        return fragments_need, history_need
+    history_room = min(history_need, max(free - fragments_need, int(free * HISTORY_SHARE)))
+    return free - history_room, history_room
+
+
+def count_within(costs: Sequence[int], budget: int) -> int:
+    """How many items, taken in order, fit `budget` together."""
+    used = 0
+    for n, cost in enumerate(costs):
+        if used + cost > budget:
+            return n
+        used += cost
+    return len(costs)
+
+
+def fits(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None = None) -> bool:
+    """Whether a request leaves the answer its room in the window."""
+    return request_tokens(messages) <= prompt_room(tools)
