@@ -103,3 +103,28 @@ def test_offline_default_consults_with_the_library(store: str, user_id: int, loc
     assert [s.source_type for s in answer.snippets] == ["document"] and fact in answer.snippets[0].content
     assert f"голубика-{user_id}.pdf" in answer.text
     assert answer.moderation_id is not None
+
+
+def test_offline_default_answers_after_a_history_longer_than_its_window(
+        store: str, user_id: int, local_llm: str, env) -> None:  # type: ignore[no-untyped-def]
+    """Fifteen long pairs fill far more than the local model's 4,096 tokens; the newest still count.
+
+    A large answer reserve leaves ~1,100 prompt tokens, so the test stays quick on 2 cores.
+    """
+    env(GROVE_LOCAL_LLM_URL=local_llm, GROVE_LLM_RETRIES="0", GROVE_LLM_MAX_TOKENS="2900")
+    from flows.chat import chat
+    from nodes.chat_history import load_history, store_pair
+    from nodes.context_window import request_tokens
+    from nodes.user_state import session_of
+
+    session = session_of.fn(user_id, user_id)
+    filler = "Малину подкармливают весной азотом, летом калием и фосфором, а осенью не подкармливают. " * 14
+    for n in range(14):
+        store_pair.fn(user_id, session, f"Вопрос {n} о подкормке малины?", filler)
+    store_pair.fn(user_id, session, "Я посадил сорт малины «Геракл». Запомни его название, пожалуйста.",
+                  "Хорошо, запомнил: ваш сорт малины — «Геракл».")
+    assert request_tokens(load_history.fn(user_id, session)) > 4096  # the history alone overflows the window
+
+    answer = run_inline(chat, "Как называется сорт малины, который я посадил?", user_id, session)
+    assert not answer.failed and not answer.tool_called
+    assert "геракл" in answer.text.lower(), answer.text
