@@ -1,11 +1,13 @@
-"""Chat-turn latency without the LLM at 100k chunks: history + embed + HNSW + rerank + store.
+"""Chat-turn latency without the LLM at 100k chunks: history + embed + HNSW + rerank + fit + store.
 
 Run: .venv/bin/python -m bench.chat_latency [--chunks 100000] [--turns 60]
 
 Setup (not timed): a temporary embedded Postgres with `--chunks` chunks of ~600 characters
 spread over 100 owners (1 % each, the filtered case), their vectors random unit vectors (the
-worst case for HNSW; latency, not recall, is measured here), the HNSW index built after the load.
-Each timed turn runs the node functions the chat flow runs, in order, for one user.
+worst case for HNSW; latency, not recall, is measured here), the HNSW index built after the load,
+and 15 stored Q/A pairs of ~80 words per answer for every owner. Each timed turn runs the node
+functions the chat flow runs, in order, for one user; "fit" is the dialogue guards plus fitting the
+history and the fragments into the model's window (counted with the local model's vocabulary).
 """
 
 from __future__ import annotations
@@ -76,21 +78,27 @@ def run(args: argparse.Namespace) -> None:
     built = time.perf_counter()
     print(f"setup: {args.chunks} chunks loaded in {loaded - started:.0f} s, HNSW built in {built - loaded:.0f} s")
 
+    from flows.chat import fitted_history, rag_tool, with_fragments
     from nodes.chat_history import load_history, store_pair
     from nodes.embedder import get_embedder
     from nodes.rerank_fragments import rerank
     from nodes.retrieve import search
+    from nodes.turn_policy import prepare_turn
 
+    for owner in range(1, owners + 1):
+        for n in range(15):
+            store_pair.fn(owner, "bench", QUESTIONS[n % len(QUESTIONS)],
+                          " ".join(words.choice(WORDS) for _ in range(80)))
     embedder = get_embedder()
     embedder.embed_query("прогрев")
     rerank("прогрев", search(1, embedder.embed_query("прогрев"), 30), 10)
-    stages: dict[str, list[float]] = {k: [] for k in ("history", "embed", "hnsw", "rerank", "store", "total")}
-    counts = []
+    stages: dict[str, list[float]] = {k: [] for k in ("history", "embed", "hnsw", "rerank", "fit", "store", "total")}
+    counts, shown_counts = [], []
     for turn in range(args.turns):
         user = turn % owners + 1
         question = QUESTIONS[turn % len(QUESTIONS)]
         t0 = time.perf_counter()
-        load_history.fn(user, "bench", pairs=15)
+        history = load_history.fn(user, "bench", pairs=15)
         t1 = time.perf_counter()
         vector = embedder.embed_query(question)
         t2 = time.perf_counter()
@@ -98,13 +106,19 @@ def run(args: argparse.Namespace) -> None:
         t3 = time.perf_counter()
         top = rerank(question, candidates, 10)
         t4 = time.perf_counter()
-        store_pair.fn(user, "bench", question, " ".join(f.text[:50] for f in top[:2]))
+        policy = prepare_turn(question, history)
+        kept = fitted_history(question, history, policy, [rag_tool()])
+        _, shown = with_fragments(question, kept, policy, "call", question, top)
         t5 = time.perf_counter()
-        for key, value in zip(stages, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0)):
+        store_pair.fn(user, "bench", question, " ".join(f.text[:50] for f in shown[:2]))
+        t6 = time.perf_counter()
+        for key, value in zip(stages, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5, t6 - t0)):
             stages[key].append(value * 1000)
         counts.append(len(candidates))
+        shown_counts.append(len(shown))
     print(f"{args.turns} turns, {owners} owners (1 % of the table each), candidates per search: "
-          f"min {min(counts)}")
+          f"min {min(counts)}; fragments fitted into the local model's window: median "
+          f"{statistics.median(shown_counts):.0f} of {len(top)}")
     for key, values in stages.items():
         print(f"  {key:8} p50 {statistics.median(values):7.1f} ms   p95 {percentile(values, 95):7.1f} ms")
 
