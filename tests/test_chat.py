@@ -255,3 +255,24 @@ async def test_a_long_history_and_long_fragments_are_fitted_to_the_models_window
     block = reply["text"].split("Информация взята из", 1)[1]
     assert shown[0]["source"].split(", с. ")[1] in block  # [1] is named
     assert block.count("с. ") == 1  # [9] was never shown to the model, so it is not a source
+
+
+async def test_postgres_lost_mid_turn_gets_a_clear_message_and_stores_nothing(
+    standin: TelegramStandin, llm: ScriptedLLM, store: str, user_id: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from flows import texts
+    from grove.settings import reset_settings
+
+    def answer_then_lose_the_store(request: dict) -> object:
+        monkeypatch.setenv("DATABASE_URL", "postgresql://grove@127.0.0.1:9/grove")  # nothing listens
+        reset_settings()
+        return text("Ответ, который некуда сохранить.")(request)
+
+    llm.script(answer_then_lose_the_store)
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        [reply] = await ask(standin, user_id, "Сколько азота нужно малине?")
+    monkeypatch.setenv("DATABASE_URL", store)
+    reset_settings()
+    assert reply["text"] == texts.STORE_DOWN  # a clear message, not the unsaved answer
+    assert history_count(store, user_id) == 0  # nothing half-stored
