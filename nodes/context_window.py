@@ -98,7 +98,3 @@ def count_within(costs: Sequence[int], budget: int) -> int:
         used += cost
     return len(costs)
 
-
-def fits(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None = None) -> bool:
-    """Whether a request leaves the answer its room in the window."""
-    return request_tokens(messages) <= prompt_room(tools)

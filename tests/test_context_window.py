@@ -9,7 +9,6 @@ from nodes.context_window import (
     SAFETY_TOKENS,
     TOOL_TEMPLATE_TOKENS,
     count_within,
-    fits,
     newest_pairs_within,
     prompt_room,
     request_tokens,
@@ -57,8 +56,7 @@ def test_room_keeps_the_answer_and_the_tool_description(env) -> None:  # type: i
     assert prompt_room(tools) == prompt_room() - count_tokens(json.dumps(tools)) - TOOL_TEMPLATE_TOKENS
     env(GROVE_LLM_API_KEY="", GROVE_LOCAL_LLM_CONTEXT="4096")
     assert prompt_room(max_tokens=100) == 4096 - 100 - SAFETY_TOKENS  # no key: the local model's window
-    assert fits([{"role": "user", "content": "коротко"}])
-    assert not fits([{"role": "user", "content": "слово " * 5000}])
+    assert request_tokens([{"role": "user", "content": "слово " * 5000}]) > prompt_room()
 
 
 def test_fragments_come_first_but_history_keeps_a_share() -> None:
