@@ -40,6 +40,7 @@ def test_schema_has_every_table_and_hnsw_indexes(pg_url: str) -> None:
             "moderation_queue", "topics", "consultation_state", "dialogue_turns"} <= tables
     for name in ("document_chunks_embedding_hnsw", "knowledge_base_embedding_hnsw"):
         assert "USING hnsw" in indexes[name] and "vector_cosine_ops" in indexes[name]
+        assert "ef_construction='256'" in indexes[name]  # the build quality bench/hnsw_recall.py chose
 
 
 def test_embedding_width_is_checked(pg_url: str) -> None:
