@@ -20,7 +20,7 @@ from tests.support.prerequisites import require
 
 pytestmark = [pytest.mark.models, pytest.mark.timeout(600)]
 # These tests check what the local model can do, not how fast: a plan takes 10–15 s on a quiet
-# 2-core machine but passed the default 120 s when other work shared the CPU.
+# 2-core machine but took longer than the default 120 s while other work shared the CPU.
 SHARED_CPU_TIMEOUT = "400"
 
 
