@@ -26,14 +26,7 @@ from nodes.retrieve import Fragment
 from nodes.search_indicators import base_indicators
 from nodes.sources import cited, source_block, strip_model_sources
 from nodes.context_signals import Signal
-from nodes.context_window import (
-    MIN_FRAGMENT_TOKENS,
-    count_within,
-    newest_pairs_within,
-    prompt_room,
-    request_tokens,
-    share_room,
-)
+from nodes.context_window import fit_items, newest_pairs_within, prompt_room, request_tokens
 from nodes.plan import PlanError
 from nodes.plan_generator import generate_plan
 from nodes.query_analyzer import analyze_query, marker_kind
@@ -118,15 +111,13 @@ def with_fragments(question: str, history: list[ChatMessage], policy: TurnPolicy
     fixed = request_tokens(build_messages(question, [], policy) + tool_messages(call_id, query, fragments[:0]))
     costs = [count_tokens(json.dumps(fragment_entry(n, f), ensure_ascii=False)) + 2
              for n, f in enumerate(fragments, 1)]
-    free = prompt_room() - fixed
-    fragment_room, _ = share_room(free, sum(costs), request_tokens(history))
-    shown = fragments[:count_within(costs, fragment_room)]
-    if fragments and not shown and fragment_room > MIN_FRAGMENT_TOKENS:
-        overhead = costs[0] - count_tokens(fragments[0].text)
-        text = truncate_to_tokens(fragments[0].text, fragment_room - overhead)
-        shown = [fragments[0].model_copy(update={"text": text})]
-    kept = newest_pairs_within(history, free - sum(costs[:len(shown)]))
-    return build_messages(question, kept, policy) + tool_messages(call_id, query, shown), shown
+    fit = fit_items(fixed, costs, history)
+    shown = fragments[:fit.whole]
+    if fit.cut_to is not None:
+        first = fragments[0]
+        cut = truncate_to_tokens(first.text, fit.cut_to - (costs[0] - count_tokens(first.text)))
+        shown = [first.model_copy(update={"text": cut})]
+    return build_messages(question, fit.history, policy) + tool_messages(call_id, query, shown), shown
 
 
 def _tool_choice(question: str) -> tuple[list[dict[str, Any]] | None, Any]:

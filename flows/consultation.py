@@ -34,18 +34,10 @@ from nodes.consultation_prompt import (
     Mode,
     fragment_text,
     is_clarification_question,
-    knowledge_block,
     system_prompt,
 )
 from nodes.context_signals import Signal
-from nodes.context_window import (
-    MIN_FRAGMENT_TOKENS,
-    count_within,
-    newest_pairs_within,
-    prompt_room,
-    request_tokens,
-    share_room,
-)
+from nodes.context_window import fit_items, request_tokens
 from nodes.consultation_state import (ConsultationContext, ConsultationState, clear_state, finish_turn,
                                       read_state, save_state)
 from nodes.detect_culture import detect_culture_name
@@ -94,16 +86,13 @@ def _fitted(profile: DomainProfile, text: str, culture: str, mode: Mode, snippet
     fixed = request_tokens([{"role": "system", "content": rules}, {"role": "user", "content": text}])
     fixed += count_tokens(KNOWLEDGE_HEADER) + 1 if snippets else 0
     costs = [count_tokens(fragment_text(n, s)) + 1 for n, s in enumerate(snippets, 1)]
-    free = prompt_room() - fixed
-    fragment_room, _ = share_room(free, sum(costs), request_tokens(history))
-    fragment_room = min(fragment_room, get_settings().consultation_fragment_tokens)
-    chosen = snippets[:count_within(costs, fragment_room)]
-    if snippets and not chosen and fragment_room > MIN_FRAGMENT_TOKENS:
+    fit = fit_items(fixed, costs, history, cap=get_settings().consultation_fragment_tokens)
+    chosen = snippets[:fit.whole]
+    if fit.cut_to is not None:
         first = snippets[0]
-        cut = truncate_to_tokens(first.content, fragment_room - (costs[0] - count_tokens(first.content)))
+        cut = truncate_to_tokens(first.content, fit.cut_to - (costs[0] - count_tokens(first.content)))
         chosen = [first.model_copy(update={"content": cut})]
-    used = count_tokens(knowledge_block(chosen)) if chosen else 0
-    return chosen, newest_pairs_within(history, free - used)
+    return chosen, fit.history
 
 
 def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: Mode,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from grove.settings import get_settings
 from nodes.chat_history import ChatMessage
@@ -98,3 +98,27 @@ def count_within(costs: Sequence[int], budget: int) -> int:
         used += cost
     return len(costs)
 
+
+class Fit(NamedTuple):
+    """What goes into a request beside its fixed parts."""
+
+    whole: int  # the first `whole` items go in as they are
+    cut_to: int | None  # none fits whole: the first one is cut to this many tokens
+    history: list[ChatMessage]  # the newest whole pairs that fit what is left
+
+
+def fit_items(fixed: int, costs: Sequence[int], history: Sequence[ChatMessage],
+              cap: int | None = None) -> Fit:
+    """Ranked items (fragments) and history into the room the fixed parts leave.
+
+    Items come first in rank order, up to `cap` tokens, but history keeps `HISTORY_SHARE`
+    of the room when it needs it; history then takes what the items left.
+    """
+    free = prompt_room() - fixed
+    room, _ = share_room(free, sum(costs), request_tokens(history))
+    if cap is not None:
+        room = min(room, cap)
+    whole = count_within(costs, room)
+    cut_to = room if costs and not whole and room > MIN_FRAGMENT_TOKENS else None
+    used = room if cut_to is not None else sum(costs[:whole])
+    return Fit(whole, cut_to, newest_pairs_within(history, free - used))

@@ -72,3 +72,18 @@ def test_items_are_taken_in_order_while_they_fit() -> None:
     assert count_within([100, 200, 50], 350) == 3
     assert count_within([400], 300) == 0
     assert count_within([], 10) == 0
+
+
+def test_fit_items_cuts_a_lone_oversized_item_and_leaves_history_its_share(env) -> None:  # type: ignore[no-untyped-def]
+    from nodes.context_window import MIN_FRAGMENT_TOKENS, fit_items
+
+    env(GROVE_LLM_API_KEY="k", GROVE_LLM_CONTEXT_TOKENS="3000", GROVE_LLM_MAX_TOKENS="500")
+    free = prompt_room() - 400
+    full = history(15)
+    fit = fit_items(400, [5000, 100], full)
+    assert fit.whole == 0 and fit.cut_to is not None and fit.cut_to > MIN_FRAGMENT_TOKENS
+    assert 0 < request_tokens(fit.history) - 2 <= free - fit.cut_to  # history keeps its share
+    assert fit.history == full[-len(fit.history):]
+    capped = fit_items(400, [300, 300, 300], full, cap=650)
+    assert capped.whole == 2 and capped.cut_to is None  # the cap stops the third
+    assert fit_items(400, [], []) == (0, None, [])
