@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""Check the needles of the frozen retrieval sets against the installed documents.
+
+Standalone: standard library only, plus the `pdftotext` command from poppler-utils
+for PDF documents. It never imports the project's packages, so the check is
+independent of the project's own parsers.
+
+    python3 bench/sets/check_needles.py                  # every *.json next to this file
+    python3 bench/sets/check_needles.py kicad.json -v    # one set, one line per needle
+
+Text extraction
+  PDF   `pdftotext FILE -` (no -layout), one page per form feed. A second, raw view
+        is rebuilt from `pdftotext -tsv` (words as printed, line by line, hyphens at
+        line ends kept) to tell which needles only match because pdftotext joined a
+        hyphenated line break, and which cross a printed line break.
+  HTML  visible text of <body> (no <head>, <script>, <style>), with a line break at
+        every block element (p, div, li, td, dt, dd, h1-h6, br, ...), so a needle
+        that spans two blocks is reported.
+
+Matching rule (the bench's relevance rule): after normalisation - soft hyphens
+removed, every run of whitespace (including no-break spaces) collapsed to one
+space, case kept - a text contains a needle when the needle is a substring.
+
+Printed per set: questions, needles, needles found, needles missing, needles that
+occur more than once, needles that cross a line/block or page break, needles that
+need pdftotext's de-hyphenation, questions with no needle found, and any mismatch
+between the `occurrences` recorded in the set and the ones counted now. The exit
+status is 1 when a needle is missing, a document is missing, or a recorded count
+differs.
+"""
+import argparse
+import hashlib
+import json
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+_WS = re.compile(r"\s+")
+
+
+def normalise(text):
+    return _WS.sub(" ", text.replace("\u00ad", "")).strip()
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------- PDF
+
+
+def pdf_pages(path):
+    """Pages of `pdftotext FILE -` (no -layout), each a list of lines."""
+    out = subprocess.run(["pdftotext", "-enc", "UTF-8", str(path), "-"],
+                         check=True, capture_output=True).stdout.decode("utf-8")
+    pages = out.split("\f")
+    if pages and not pages[-1].strip():
+        pages = pages[:-1]
+    return [p.split("\n") for p in pages]
+
+
+def pdf_raw_pages(path):
+    """Pages rebuilt from `pdftotext -tsv`: printed words, printed lines, hyphens kept."""
+    out = subprocess.run(["pdftotext", "-enc", "UTF-8", "-tsv", str(path), "-"],
+                         check=True, capture_output=True).stdout.decode("utf-8")
+    pages, lines = [], None
+    for row in out.split("\n")[1:]:
+        cols = row.split("\t")
+        if len(cols) < 12:
+            continue
+        level, word = cols[0], cols[11]
+        if level == "1":
+            lines = []
+            pages.append(lines)
+        elif level == "4":
+            lines.append([])
+        elif level == "5" and lines is not None:
+            if not lines:
+                lines.append([])
+            lines[-1].append(word)
+    return [[" ".join(words) for words in page] for page in pages]
+
+
+# ---------------------------------------------------------------- HTML
+
+_BLOCK = {"address", "article", "aside", "blockquote", "body", "br", "caption", "dd",
+          "div", "dl", "dt", "figcaption", "figure", "footer", "form", "h1", "h2", "h3",
+          "h4", "h5", "h6", "header", "hr", "html", "li", "main", "nav", "ol", "p", "pre",
+          "section", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul"}
+_SKIP = {"head", "script", "style", "title", "template", "noscript"}
+
+
+class _Visible(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.parts, self.skip = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in _SKIP:
+            self.skip += 1
+        elif tag in _BLOCK:
+            self.parts.append("\n")
+
+    def handle_startendtag(self, tag, attrs):
+        if tag in _BLOCK:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag):
+        if tag in _SKIP:
+            self.skip = max(0, self.skip - 1)
+        elif tag in _BLOCK:
+            self.parts.append("\n")
+
+    def handle_data(self, data):
+        if not self.skip:
+            self.parts.append(data)
+
+
+def html_blocks(path):
+    """Visible text of an HTML page as a list of block-level pieces."""
+    parser = _Visible()
+    parser.feed(Path(path).read_text(encoding="utf-8"))
+    parser.close()
+    return [b for b in (normalise(x) for x in "".join(parser.parts).split("\n")) if b]
+
+
+# ---------------------------------------------------------------- corpus
+
+
+class Unit:
+    """One PDF page or one HTML file."""
+
+    def __init__(self, file, page, pieces, raw_pieces=None):
+        self.file, self.page = file, page
+        self.pieces = [normalise(p) for p in pieces]          # lines or blocks
+        self.text = normalise(" ".join(pieces))
+        self.raw_pieces = None if raw_pieces is None else [normalise(p) for p in raw_pieces]
+        self.raw_text = None if raw_pieces is None else normalise(" ".join(raw_pieces))
+
+    def label(self):
+        return self.file if self.page is None else f"{self.file} p.{self.page}"
+
+
+def load_units(doc):
+    path = Path(doc["path"])
+    name = path.name
+    if doc["format"] == "pdf":
+        pages, raw = pdf_pages(path), pdf_raw_pages(path)
+        first, last = doc.get("pages") or (1, len(pages))
+        units = []
+        for i in range(first, last + 1):
+            raw_lines = raw[i - 1] if i - 1 < len(raw) else []
+            units.append(Unit(name, i, pages[i - 1], raw_lines))
+        return units
+    if doc["format"] == "html":
+        return [Unit(name, None, html_blocks(path))]
+    raise ValueError(f"unknown format {doc['format']!r}")
+
+
+def check_needle(needle, units, corpus, raw_corpus):
+    n = normalise(needle)
+    info = {"needle": needle, "count": corpus.count(n) if n else 0, "where": [],
+            "crosses_piece": False, "crosses_unit": False, "needs_dehyphenation": False}
+    if not n:
+        return info
+    for u in units:
+        if n in u.text:
+            info["where"].append(u.label())
+            if not any(n in p for p in u.pieces):
+                info["crosses_piece"] = True
+    if info["count"] > sum(u.text.count(n) for u in units):
+        info["crosses_unit"] = True
+    if raw_corpus is not None and info["count"] and n not in raw_corpus:
+        info["needs_dehyphenation"] = True
+    return info
+
+
+def check_set(path, verbose=False):
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    problems = 0
+    units = []
+    print(f"== {data['name']}  ({Path(path).name}; {data['package']['name']} "
+          f"{data['package']['version']})")
+    for doc in data["documents"]:
+        p = Path(doc["path"])
+        if not p.exists():
+            print(f"   MISSING DOCUMENT {p}  (install the package, see README.md)")
+            problems += 1
+            continue
+        digest = sha256(p)
+        if digest != doc["sha256"]:
+            print(f"   SHA256 DIFFERS for {p}: {digest} (set says {doc['sha256']})")
+            problems += 1
+        units.extend(load_units(doc))
+    if problems and not units:
+        return problems
+    corpus = " ".join(u.text for u in units)
+    raws = [u.raw_text for u in units if u.raw_text is not None]
+    raw_corpus = " ".join(raws) if raws else None
+    piece_word = "line" if raw_corpus is not None else "block"
+
+    n_needles = found = missing = multi = crossing = unit_cross = dehyph = 0
+    q_without = []
+    mismatched = []
+    kinds = {}
+    for q in data["questions"]:
+        kinds[q["kind"]] = kinds.get(q["kind"], 0) + 1
+        counts = []
+        any_found = False
+        for needle in q["needles"]:
+            info = check_needle(needle, units, corpus, raw_corpus)
+            n_needles += 1
+            counts.append(info["count"])
+            flags = []
+            if info["count"]:
+                found += 1
+                any_found = True
+            else:
+                missing += 1
+                flags.append("MISSING")
+            if info["count"] > 1:
+                multi += 1
+                flags.append(f"x{info['count']}")
+            if info["crosses_piece"]:
+                crossing += 1
+                flags.append(f"crosses {piece_word} break")
+            if info["crosses_unit"]:
+                unit_cross += 1
+                flags.append("crosses page break")
+            if info["needs_dehyphenation"]:
+                dehyph += 1
+                flags.append("only after de-hyphenation")
+            if verbose or "MISSING" in flags:
+                where = ", ".join(info["where"]) or "-"
+                print(f"   {q['id']} [{'; '.join(flags) or 'ok'}] {needle!r} @ {where}")
+        if not any_found:
+            q_without.append(q["id"])
+        recorded = q.get("occurrences")
+        if recorded is not None and list(recorded) != counts:
+            mismatched.append((q["id"], recorded, counts))
+
+    print(f"   documents: {len(data['documents'])}, units: {len(units)}, "
+          f"characters: {len(corpus)}")
+    print(f"   questions: {len(data['questions'])}  kinds: "
+          + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
+    print(f"   needles: {n_needles}  found: {found}  missing: {missing}  "
+          f"occurring >1 time: {multi}")
+    print(f"   needles crossing a {piece_word} break: {crossing}  crossing a page break: "
+          f"{unit_cross}  matching only after de-hyphenation: {dehyph}")
+    print(f"   questions with no needle found: {len(q_without)} {' '.join(q_without)}")
+    for qid, rec, now in mismatched:
+        print(f"   OCCURRENCES DIFFER {qid}: recorded {rec}, counted {now}")
+    return problems + missing + len(mismatched)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("sets", nargs="*", help="set JSON files (default: every *.json here)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="one line per needle")
+    args = ap.parse_args(argv)
+    here = Path(__file__).resolve().parent
+    paths = [Path(s) for s in args.sets] or sorted(here.glob("*.json"))
+    bad = 0
+    for p in paths:
+        bad += check_set(p, args.verbose)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
