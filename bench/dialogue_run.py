@@ -98,7 +98,6 @@ def run_all(persona: Persona) -> list[float]:
 
     from flows.chat import chat
     from flows.consultation import consultation
-    from grove.dispatch import run_inline
     from grove.settings import reset_settings
     from nodes.user_state import session_of
 
@@ -110,7 +109,7 @@ def run_all(persona: Persona) -> list[float]:
         session = session_of.fn(user, user)
         for message in messages:
             started = time.perf_counter()
-            run_inline(consultation if flow == "consultation" else chat, message, user, session)
+            (consultation if flow == "consultation" else chat)(message, user, session)
             seconds.append(time.perf_counter() - started)
     return seconds
 

@@ -12,7 +12,7 @@ import logging
 from functools import cache
 from typing import Any
 
-from prefect import flow
+from grove.observe import flow
 from pydantic import BaseModel, Field
 
 import prompts
@@ -53,6 +53,7 @@ class ChatAnswer(BaseModel):
     tool_called: bool = False
     tool_query: str | None = None
     failed: bool = False
+    failure: str | None = Field(default=None, description="why no answer could be given (the run fails)")
 
 
 def system_prompt(policy: TurnPolicy) -> str:
@@ -201,7 +202,8 @@ def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
         log.error("no answer for user %s: %s", user_id, exc)
         store_pair(user_id, session_id, question, NO_ANSWER_MARK)
         record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards, {"failed": True})
-        return ChatAnswer(text=APOLOGY, failed=True, signals=policy.signal_names, guards=policy.guards)
+        return ChatAnswer(text=APOLOGY, failed=True, failure=f"LLM gave up: {exc}", signals=policy.signal_names,
+                          guards=policy.guards)
     text = compose(final, fragments)
     store_pair(user_id, session_id, question, text)
     record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards,

@@ -19,9 +19,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from prefect import flow, get_run_logger, task
-from prefect.cache_policies import NONE
-from prefect.artifacts import create_markdown_artifact
+from grove.observe import artifact, flow, run_logger, task
 from pydantic import BaseModel, Field
 
 import prompts
@@ -32,7 +30,6 @@ from nodes.embedder import get_embedder
 from nodes.llm import TransientLLMError, complete
 from nodes.plan import Plan, Step, layers, validate_plan
 from nodes.retrieve import Fragment, search
-from nodes.retry import retry_when
 from nodes.step_context import StepResult, build_context
 from nodes.token_budget import TokenBudgetManager, count_message_tokens, count_tokens, truncate_to_tokens
 
@@ -61,8 +58,8 @@ def _ask(messages: list[dict[str, Any]], response_tokens: int) -> tuple[str, int
     return reply.content, prompt_tokens, reply.usage
 
 
-@task(retries=2, retry_delay_seconds=[1, 4], cache_policy=NONE,
-      retry_condition_fn=retry_when(lambda e: isinstance(e, TransientLLMError)))
+@task(retries=2, retry_delay_seconds=[1, 4],
+      retry_condition_fn=lambda e: isinstance(e, TransientLLMError))
 def run_step(step: Step, question: str, user_id: int, finished: list[StepResult], number: int,
              total: int, history: list[ChatMessage]) -> StepResult:
     """One step: a search of the user's documents, or one budgeted model call over earlier results."""
@@ -151,7 +148,7 @@ def adapt(plan: Plan, results: dict[str, StepResult], question: str) -> tuple[Pl
 def complex_query(question: str, user_id: int, plan: Plan, history: list[ChatMessage]) -> PlanRun:
     """Run the plan layer by layer; independent steps of a layer run in parallel."""
     settings = get_settings()
-    logger = get_run_logger()
+    logger = run_logger()
     results: dict[str, StepResult] = {}
     finished: list[StepResult] = []
     registry: list[Fragment] = []
@@ -199,4 +196,4 @@ def _report(plan: Plan, run: PlanRun) -> None:
                      f"{result.prompt_tokens or '—'} | {result.usage.get('prompt_tokens', '—')} | "
                      f"{result.seconds:.2f} | {status} |")
     lines += [f"- adapted: {a}" for a in run.adaptations]
-    create_markdown_artifact("\n".join(lines), description="complex question: the plan and its steps")
+    artifact("\n".join(lines), description="complex question: the plan and its steps")

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from prefect import flow, get_run_logger
-from prefect.artifacts import create_markdown_artifact
+from grove.observe import artifact, flow, run_logger
 from pydantic import BaseModel, Field
 
 from flows import texts
@@ -64,6 +63,11 @@ class ConsultationAnswer(BaseModel):
     signals: list[str] = Field(default_factory=list)
     guards: list[str] = Field(default_factory=list)
     moderation_id: int | None = None
+    failure: str | None = Field(default=None, description="why no answer could be given (the run fails)")
+
+    @property
+    def failed(self) -> bool:
+        return self.kind == "failed"
 
 
 class _Asked(BaseModel):
@@ -73,6 +77,7 @@ class _Asked(BaseModel):
     signals: list[str] = Field(default_factory=list)
     guards: list[str] = Field(default_factory=list)
     failed: bool = False
+    failure: str | None = None
 
 
 def _fitted(profile: DomainProfile, text: str, culture: str, mode: Mode, snippets: list[Snippet],
@@ -131,8 +136,9 @@ def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: 
             messages[0] = {"role": "system", "content": prompt()}
             reply = ask(messages)
     except LLMError as exc:
-        get_run_logger().error("no consultation answer for user %s: %s", user_id, exc)
-        return _Asked(failed=True, trace=trace, signals=policy.signal_names, guards=policy.guards)
+        run_logger().error("no consultation answer for user %s: %s", user_id, exc)
+        return _Asked(failed=True, failure=f"LLM gave up: {exc}", trace=trace, signals=policy.signal_names,
+                      guards=policy.guards)
     answer = strip_model_sources(reply.content) or "Не удалось сформулировать ответ."
     if snippets:
         block = source_block(snippets, cited(answer, len(snippets)))  # type: ignore[arg-type]
@@ -147,7 +153,8 @@ def _final(profile: DomainProfile, context: ConsultationContext, question: str, 
     guards = list(dict.fromkeys((guards or []) + asked.guards))
     if asked.failed:
         return ConsultationAnswer(text=texts.CONSULTATION_APOLOGY, kind="failed", culture=culture,
-                                  question=question, trace=asked.trace, signals=signals, guards=guards)
+                                  question=question, trace=asked.trace, signals=signals, guards=guards,
+                                  failure=asked.failure)
     moderation_id = finish_turn(context.user_id, context.session_id, context.topic_id, question, asked.text,
                                 culture, profile.category, queue=True, keep=2 * get_settings().history_pairs)
     return ConsultationAnswer(text=asked.text, kind="answer", culture=culture, question=question,
@@ -265,7 +272,7 @@ def _report(user_id: int, state: str | None, result: ConsultationAnswer) -> None
               for n, s in enumerate(result.snippets, 1)]
     if result.guards:
         lines.append(f"- guards fired: {', '.join(result.guards)}")
-    create_markdown_artifact("\n".join(lines), description=f"consultation turn of user {user_id}")
+    artifact("\n".join(lines), description=f"consultation turn of user {user_id}")
 
 
 @flow(name="consultation", flow_run_name="consultation-user{user_id}")
@@ -288,5 +295,5 @@ def consultation(question: str, user_id: int, session_id: str) -> ConsultationAn
                  "fragments": len(result.snippets)})
     _report(user_id, state.state, result)
     if result.kind == "failed":
-        get_run_logger().warning("answer service unavailable; the user was told to retry")
+        run_logger().warning("answer service unavailable; the user was told to retry")
     return result

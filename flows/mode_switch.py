@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prefect import flow
+from grove.observe import flow
 
 from flows import texts
 from grove.messages import IncomingUpdate, Reply

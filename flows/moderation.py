@@ -9,7 +9,7 @@ Everyone not in GROVE_ADMIN_IDS is refused, whatever they send.
 
 from __future__ import annotations
 
-from prefect import flow
+from grove.observe import flow
 
 from flows import texts
 from grove.messages import IncomingUpdate, Reply

@@ -5,7 +5,7 @@ A sub-flow of its own so ops see each search, its query and its timings in the U
 
 from __future__ import annotations
 
-from prefect import flow
+from grove.observe import flow
 
 from grove.settings import get_settings
 from nodes.embedder import embed_query

@@ -20,14 +20,13 @@ def run_ask(question: str, user_id: int | None, verbose: bool) -> int:
             start_prefect(get_settings(), stack, reuse=True, quiet=True)
             start_llm(get_settings(), stack, quiet=True)
         from flows.chat import chat
-        from grove.dispatch import run_inline
         from nodes.domain_profile import active_profile
         from nodes.user_state import session_of
 
         if active_profile() is not None:
             return _consult(console, question, owner, verbose)
         with console.status("thinking …"):
-            answer = run_inline(chat, question, owner, session_of(owner, owner))
+            answer = chat(question, owner, session_of(owner, owner))
     console.print(answer.text)
     if verbose:
         if answer.tool_called:
@@ -44,11 +43,10 @@ def run_ask(question: str, user_id: int | None, verbose: bool) -> int:
 def _consult(console: Console, question: str, owner: int, verbose: bool) -> int:
     """With a domain profile a question is a consultation turn (it may be a clarifying question)."""
     from flows.consultation import consultation
-    from grove.dispatch import run_inline
     from nodes.user_state import session_of
 
     with console.status("thinking …"):
-        answer = run_inline(consultation, question, owner, session_of(owner, owner))
+        answer = consultation(question, owner, session_of(owner, owner))
     console.print(answer.text)
     if verbose:
         console.print(f"\n[dim]{answer.kind} · culture {answer.culture!r} · {answer.question!r}[/dim]")

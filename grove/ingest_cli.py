@@ -43,7 +43,6 @@ def run_ingest(arguments: list[str], user_id: int | None, subcategory: str | Non
             start_store(settings, stack, quiet=True)
             start_prefect(get_settings(), stack, reuse=True, quiet=True)
         from flows.ingest import display_name, ingest
-        from grove.dispatch import run_inline
         from nodes.progress import reporting
 
         columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
@@ -61,8 +60,7 @@ def run_ingest(arguments: list[str], user_id: int | None, subcategory: str | Non
                                     detail=f"{stage} {done:g}/{total:g}" if total else stage)
 
             with reporting(update):
-                state = run_inline(ingest, items, owner, subcategory, return_state=True)
-        outcomes = state.result(raise_on_failure=False)
+                outcomes = ingest(items, owner, subcategory)
     table = Table("source", "status", "title", "chunks", "note")
     for outcome in outcomes:
         table.add_row(outcome.name, outcome.status, outcome.title or "", str(outcome.chunks),

@@ -1,25 +1,42 @@
-"""`grove serve`: the project's flows as deployments served from this process.
+"""`grove serve`: the project's flows as Prefect deployments served from this process.
 
-Ops can start any of them from the Prefect UI; with GROVE_DISPATCH=deployment the
-bot submits every update here instead of running it inline.
+Ops can start any of them from the Prefect UI; with GROVE_DISPATCH=deployment the bot
+submits every update here (or to `prefect worker start` on other machines) instead of
+running it in its own process. The objects below are real Prefect flows (`prefect deploy`
+reads them from prefect.yaml); run by Prefect's engine, their stages attach to its flow run.
 """
 
 from __future__ import annotations
 
-from prefect import serve
+from typing import Any
 
-from grove.dispatch import DEPLOYMENT
+from prefect import flow
+
+from flows.ingest import ingest as _ingest
+from flows.mode_switch import mode_switch as _mode_switch
+from grove.messages import IncomingUpdate, Reply
+
+DEPLOYMENT_NAME = "grove"
+
+
+@flow(name="handle-update", persist_result=False)
+def handle_update(update: IncomingUpdate) -> list[Reply]:
+    """The main workflow; one run per Telegram update, routed by user_state.current_mode."""
+    from grove.dispatch import process
+
+    return process(update)
+
+
+mode_switch: Any = _mode_switch.to_prefect()
+ingest: Any = _ingest.to_prefect()
 
 
 def serve_flows() -> None:
-    from flows.handle_update import handle_update
-    from flows.ingest import ingest
-    from flows.mode_switch import mode_switch
+    from prefect import serve
 
-    deployment_name = DEPLOYMENT.split("/", 1)[1]
     serve(
-        handle_update.to_deployment(name=deployment_name, description=handle_update.__doc__),
-        mode_switch.to_deployment(name=deployment_name, description=mode_switch.__doc__),
-        ingest.to_deployment(name=deployment_name, description=ingest.__doc__),
+        handle_update.to_deployment(name=DEPLOYMENT_NAME, description=handle_update.__doc__),
+        mode_switch.to_deployment(name=DEPLOYMENT_NAME, description=mode_switch.__doc__),
+        ingest.to_deployment(name=DEPLOYMENT_NAME, description=ingest.__doc__),
         limit=8,
     )

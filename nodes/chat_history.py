@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from prefect import task
+from grove.observe import task
 from pydantic import BaseModel
 
 from grove.db import transaction

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from prefect import task
+from grove.observe import task
 from pydantic import BaseModel, ConfigDict
 
 from chunking import Chunk, chunk_pages, chunk_text, join_pages

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
-from prefect import task
+from grove.observe import task
 
 from nodes.ingest_types import IngestItem
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from prefect import task
+from grove.observe import task
 from pydantic import BaseModel
 
 from grove.db import transaction

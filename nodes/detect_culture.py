@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from prefect import get_run_logger, task
+from grove.observe import run_logger, task
 from pydantic import BaseModel
 
 import prompts
@@ -54,5 +54,5 @@ def detect(text: str, profile: DomainProfile) -> CultureGuess:
 @task(name="detect-culture-name")
 def detect_culture_name(text: str, profile: DomainProfile) -> CultureGuess:
     guess = detect(text, profile)
-    get_run_logger().info("culture %r by %s (model said %r)", guess.culture, guess.by, guess.raw[:80])
+    run_logger().info("culture %r by %s (model said %r)", guess.culture, guess.by, guess.raw[:80])
     return guess

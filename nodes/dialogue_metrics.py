@@ -9,8 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from prefect import task
-from prefect.artifacts import create_markdown_artifact
+from grove.observe import artifact, task
 
 from grove.db import transaction
 
@@ -32,4 +31,4 @@ def report_turn(flow: str, user_id: int, signals: list[str], guards: list[str], 
     lines = [f"**{flow}** turn of user {user_id} · template `answer.md`",
              f"- signals: {', '.join(signals) or '—'}", f"- guards fired: {', '.join(guards) or '—'}"]
     lines += [f"- {d}" for d in details]
-    create_markdown_artifact("\n".join(lines), description=f"{flow} turn of user {user_id}")
+    artifact("\n".join(lines), description=f"{flow} turn of user {user_id}")

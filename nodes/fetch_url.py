@@ -35,11 +35,10 @@ from typing import Any
 import httpx
 import trafilatura
 from charset_normalizer import from_bytes
-from prefect import task
+from grove.observe import task
 
 from grove.settings import Settings, get_settings
 from nodes.ingest_types import ExtractedDocument, IngestError
-from nodes.retry import retry_when
 
 MAX_REDIRECTS = 5
 REDIRECT_STATUSES = {301, 302, 303, 307, 308}
@@ -495,7 +494,7 @@ def is_transient(exc: BaseException | None) -> bool:
     return isinstance(exc, (TransientFetchError, httpx.TimeoutException, httpx.TransportError))
 
 
-_retry_transient = retry_when(is_transient)
+
 
 
 def user_message_for(exc: BaseException) -> str:
@@ -516,7 +515,7 @@ def as_ingest_error(exc: BaseException) -> IngestError:
     return IngestError(user_message_for(exc), getattr(exc, "reason", None) or repr(exc))
 
 
-@task(name="fetch-url", retries=2, retry_delay_seconds=[2, 8], retry_condition_fn=_retry_transient)
+@task(name="fetch-url", retries=2, retry_delay_seconds=[2, 8], retry_condition_fn=is_transient)
 def fetch_url(url: str) -> ExtractedDocument:
     """Prefect task around `fetch_page`; transient failures are retried."""
     return fetch_page(url)

@@ -25,7 +25,7 @@ import zipfile
 from pathlib import Path
 from typing import IO, Any
 
-from prefect import task
+from grove.observe import task
 
 from grove.settings import get_settings
 from nodes.ingest_types import ExtractedDocument, IngestError

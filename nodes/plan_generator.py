@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from prefect import get_run_logger, task
+from grove.observe import run_logger, task
 from pydantic import BaseModel
 
 import prompts
@@ -47,7 +47,7 @@ def generate(question: str, kind: str) -> PlanOutcome:
 @task(name="generate-plan")
 def generate_plan(question: str, kind: str) -> PlanOutcome:
     outcome = generate(question, kind)
-    logger = get_run_logger()
+    logger = run_logger()
     if outcome.plan is None:
         logger.warning("plan rejected, falling back to the simple path: %s", outcome.error)
     else:

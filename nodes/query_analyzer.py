@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from prefect import get_run_logger, task
+from grove.observe import run_logger, task
 from pydantic import BaseModel
 
 import prompts
@@ -58,5 +58,5 @@ def analyze(question: str) -> QueryAnalysis:
 @task(name="analyze-query")
 def analyze_query(question: str) -> QueryAnalysis:
     result = analyze(question)
-    get_run_logger().info("query kind %s (by %s)", result.kind, result.by)
+    run_logger().info("query kind %s (by %s)", result.kind, result.by)
     return result

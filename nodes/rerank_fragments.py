@@ -11,7 +11,7 @@ import threading
 from contextlib import AbstractContextManager, nullcontext
 from functools import lru_cache
 
-from prefect import task
+from grove.observe import task
 
 from grove.settings import get_settings
 from nodes.rerank import Candidate, Reranker, get_reranker

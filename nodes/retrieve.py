@@ -16,7 +16,7 @@ from typing import Literal
 
 import numpy as np
 import psycopg
-from prefect import task
+from grove.observe import task
 from pydantic import BaseModel
 
 from grove.db import transaction

@@ -9,7 +9,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from prefect import task
+from grove.observe import task
 from telegram.error import BadRequest
 
 from grove.settings import get_settings

@@ -9,7 +9,7 @@ topic keep its culture instead of being classified again.
 from __future__ import annotations
 
 import psycopg
-from prefect import task
+from grove.observe import task
 from pydantic import BaseModel
 
 from grove.db import transaction

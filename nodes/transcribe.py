@@ -38,8 +38,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import av
 import numpy as np
-from prefect import task
-from prefect.cache_policies import NO_CACHE
+from grove.observe import task
 
 from grove.settings import get_settings
 from nodes.ingest_types import ExtractedDocument, IngestError, Segment, SourceType
@@ -515,7 +514,6 @@ def transcribe_media(
 
 transcribe = task(
     name="transcribe",
-    cache_policy=NO_CACHE,  # inputs are local paths and a callback: nothing to cache on
     log_prints=False,
 )(transcribe_media)
 

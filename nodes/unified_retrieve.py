@@ -23,7 +23,7 @@ from typing import Literal
 
 import numpy as np
 import psycopg
-from prefect import get_run_logger, task
+from grove.observe import run_logger, task
 from pydantic import BaseModel
 
 from grove.db import transaction
@@ -149,7 +149,7 @@ def retrieve_unified_snippets(category: str, subcategory: str | None, general_su
                               query_vector: list[float]) -> Retrieval:
     """Tier 1 then tier 2, each with its fallback; the trace goes to the run's log."""
     result = unified_snippets(category, subcategory, general_subcategory, query_vector)
-    logger = get_run_logger()
+    logger = run_logger()
     for line in result.trace:
         logger.info(line)
     return result

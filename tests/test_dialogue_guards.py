@@ -94,12 +94,12 @@ async def test_signals_reach_the_model_and_the_metrics(
 
 
 def turn_artifacts(user_id: int) -> list[str]:
-    """The markdown artifacts of this user's chat runs, as ops see them in the Prefect UI."""
+    """The markdown artifacts of this user's question runs (`text-user…`), as ops see them in the Prefect UI."""
     with get_client(sync_client=True) as client:
         deadline = time.monotonic() + 30
         while True:
             runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(
-                name=FlowRunFilterName(any_=[f"chat-user{user_id}"])))
+                name=FlowRunFilterName(any_=[f"text-user{user_id}"])))
             artifacts = client.read_artifacts(flow_run_filter=FlowRunFilter(
                 id=FlowRunFilterId(any_=[r.id for r in runs]))) if runs else []
             if len(artifacts) >= 4 or time.monotonic() > deadline:

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from prefect.states import Failed
 
 from nodes import fetch_url as node
 from nodes.fetch_url import (
@@ -327,7 +326,6 @@ def test_404_is_permanent(site: HtmlSite, loopback_allowed: None) -> None:
     error = _error(site.url("/missing"))
     assert error.user_message == "Страница не найдена (ошибка 404). Проверьте ссылку."
     assert not is_transient(error)
-    assert not node._retry_transient(None, None, Failed(data=error))
     assert "403" in _error(site.url("/forbidden")).user_message
 
 
@@ -344,7 +342,6 @@ def test_5xx_and_429_are_transient(site: HtmlSite, loopback_allowed: None,
     assert exc.status == status
     assert site.hits(path) == before + 1  # the node itself does not loop; Prefect retries the task
     assert is_transient(exc)
-    assert node._retry_transient(None, None, Failed(data=exc))
     assert words in user_message_for(exc)
     final = as_ingest_error(exc)
     assert isinstance(final, IngestError) and words in final.user_message
@@ -355,7 +352,7 @@ def test_slow_page_times_out(site: HtmlSite) -> None:
         with pytest.raises(TransientFetchError) as caught:
             fetch_page(site.url("/slow"))
     assert caught.value.user_message == MSG_TIMEOUT
-    assert node._retry_transient(None, None, Failed(data=caught.value))
+    assert node.is_transient(caught.value)
 
 
 def test_connection_refused_is_transient(loopback_allowed: None) -> None:
@@ -391,12 +388,12 @@ def test_user_messages_for_any_exception() -> None:
     assert user_message_for(httpx.ConnectError("boom")).startswith("Не удалось подключиться")
     assert user_message_for(RuntimeError("boom")) == "Не удалось загрузить страницу по ссылке."
     assert user_message_for(IngestError("Своё сообщение", "x")) == "Своё сообщение"
-    assert not node._retry_transient(None, None, Failed(data=RuntimeError("bug")))
+    assert not node.is_transient(RuntimeError("bug"))
 
 
-def test_prefect_task_is_configured_for_transient_retries(site: HtmlSite, loopback_allowed: None) -> None:
+def test_the_task_retries_only_transient_failures(site: HtmlSite, loopback_allowed: None) -> None:
     assert node.fetch_url.name == "fetch-url"
     assert node.fetch_url.retries == 2
     assert node.fetch_url.retry_delay_seconds == [2, 8]
-    assert node.fetch_url.retry_condition_fn is node._retry_transient
+    assert node.fetch_url.retry_condition_fn is node.is_transient
     assert ARTICLE_SENTENCES[1] in node.fetch_url.fn(site.url("/article")).text

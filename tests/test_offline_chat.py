@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from grove.dispatch import run_inline
 from grove.settings import get_settings
 from nodes.document_store import ChunkRecord, store_document
 from nodes.embedder import get_embedder
@@ -51,7 +50,7 @@ def test_offline_default_answers_from_the_users_document(store: str, user_id: in
     from flows.chat import chat
     from nodes.user_state import session_of
 
-    answer = run_inline(chat, "Проверь в базе: чем подкармливать малину весной?", user_id,
+    answer = chat("Проверь в базе: чем подкармливать малину весной?", user_id,
                         session_of.fn(user_id, user_id))
     assert answer.tool_called and not answer.failed
     assert any("мочевины" in f.text for f in answer.fragments)
@@ -73,7 +72,7 @@ def test_offline_default_plans_a_comparison(store: str, user_id: int, local_llm:
     from flows.chat import chat
     from nodes.user_state import session_of
 
-    answer = run_inline(chat, "Сравни, что говорят все мои документы о поливе голубики и малины", user_id,
+    answer = chat("Сравни, что говорят все мои документы о поливе голубики и малины", user_id,
                         session_of.fn(user_id, user_id))
     assert "plan:analytical" in answer.signals and not answer.failed
     assert {f.source_identifier for f in answer.fragments} == {"голубика.pdf", "малина.pdf"}
@@ -98,7 +97,7 @@ def test_offline_default_consults_with_the_library(store: str, user_id: int, loc
     stored = store_document.fn(LIBRARY_OWNER, document, [ChunkRecord(position=0, text=fact, page=1)],
                                get_embedder().embed_documents([fact]), "голубика")
     try:
-        answer = run_inline(consultation, "Как правильно посадить голубику?", user_id,
+        answer = consultation("Как правильно посадить голубику?", user_id,
                             session_of.fn(user_id, user_id))
     finally:
         with psycopg.connect(store) as conn:
@@ -130,6 +129,6 @@ def test_offline_default_answers_after_a_history_longer_than_its_window(
                   "Хорошо, запомнил: ваш сорт малины — «Геракл».")
     assert request_tokens(load_history.fn(user_id, session)) > 4096  # the history alone overflows the window
 
-    answer = run_inline(chat, "Как называется сорт малины, который я посадил?", user_id, session)
+    answer = chat("Как называется сорт малины, который я посадил?", user_id, session)
     assert not answer.failed and not answer.tool_called
     assert "геракл" in answer.text.lower(), answer.text

@@ -1,21 +1,36 @@
-"""Every update is a named flow run on the Prefect server, with its task runs."""
+"""Prefect observes every update as a named flow run, without being able to lose or block one.
+
+Runs are recorded by a background reporter (grove/prefect_reporter.py): these tests read them
+back from a real Prefect server, stop a server in the middle of the work, and kill a process
+with a run in flight.
+"""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import tempfile
 import time
-from uuid import UUID
+from pathlib import Path
 
+import httpx
+import psycopg
 import pytest
-from prefect.client.orchestration import get_client
-from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId, FlowRunFilterName
-from prefect.client.schemas.objects import FlowRun
 
-from grove.dispatch import flow_runner
+from grove import observe
+from grove.dispatch import process
 from grove.messages import IncomingUpdate
+from grove.prefect_reporter import PrefectReporter
+from grove.prefect_server import PrefectServer
+from tests.conftest import free_port
+from tests.support.scripted_llm import ScriptedLLM, error
+
+pytestmark = pytest.mark.timeout(300)
 
 
-def _poll(check, timeout: float = 90.0, every: float = 0.5):
-    """Task runs reach the server asynchronously: ask until they are all there."""
+def _poll(check, timeout: float = 60.0, every: float = 0.3):  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while True:
         result = check()
@@ -24,36 +39,174 @@ def _poll(check, timeout: float = 90.0, every: float = 0.5):
         time.sleep(every)
 
 
-def _flow_runs_named(name: str) -> list[FlowRun]:
-    with get_client(sync_client=True) as client:
-        return client.read_flow_runs(flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=[name])))
+def flow_runs(api: str, name: str) -> list[dict]:
+    body = {"flow_runs": {"name": {"any_": [name]}}}
+    return httpx.post(f"{api}/flow_runs/filter", json=body, timeout=10).json()
 
 
-def _task_names(flow_run_id: UUID) -> set[str]:
-    with get_client(sync_client=True) as client:
-        runs = client.read_task_runs(
-            flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id]))
-        )
-    return {run.task_key.rsplit("-", 1)[0] if run.task_key else run.name for run in runs} | {
-        run.name.rsplit("-", 1)[0] for run in runs
-    }
+def task_runs(api: str, flow_run_id: str) -> list[dict]:
+    body = {"flow_runs": {"id": {"any_": [flow_run_id]}}}
+    return httpx.post(f"{api}/task_runs/filter", json=body, timeout=10).json()
 
 
-@pytest.mark.timeout(180)
-def test_a_button_press_is_a_named_flow_run_with_task_runs(store: str, user_id: int) -> None:
-    run = flow_runner()
-    run(IncomingUpdate(origin="console", user_id=user_id, chat_id=user_id, command="start"))
-    run(IncomingUpdate(origin="console", user_id=user_id, chat_id=user_id, callback_data="chat"))
+def final_run(api: str, name: str) -> dict | None:
+    runs = [r for r in flow_runs(api, name) if r["state"]["type"] in ("COMPLETED", "FAILED", "CRASHED")]
+    return runs[0] if len(runs) == 1 else None
 
-    runs = _poll(lambda: _flow_runs_named(f"button-user{user_id}"))
-    assert len(runs) == 1
-    main = runs[0]
-    assert main.state is not None and main.state.is_completed()
 
-    sub = _poll(lambda: _flow_runs_named(f"mode-switch-user{user_id}"))
-    assert len(sub) == 2  # one for /start, one for the press
-    press = next(r for r in sub if r.parent_task_run_id is not None and r.start_time >= main.start_time)
+def console(user_id: int, **fields: object) -> IncomingUpdate:
+    return IncomingUpdate(origin="console", user_id=user_id, chat_id=user_id, **fields)  # type: ignore[arg-type]
 
-    wanted = {"set-user-mode", "answer-callback", "send-reply"}
-    names = _poll(lambda: (n := _task_names(press.id)) >= wanted and n, timeout=90)
-    assert names and wanted <= names
+
+def test_a_button_press_is_a_named_flow_run_listing_its_stages(prefect_server: str, store: str,
+                                                                 user_id: int) -> None:
+    process(console(user_id, command="start"))
+    process(console(user_id, callback_data="chat"))
+
+    run = _poll(lambda: final_run(prefect_server, f"button-user{user_id}"))
+    assert run is not None and run["state"]["type"] == "COMPLETED"
+    assert "grove" in run["tags"] and f"user:{user_id}" in run["tags"]
+    assert run["parameters"]["update"]["callback_data"] == "chat"
+    message = run["state"]["message"]
+    for stage in ("mode-switch", "set-user-mode", "send-reply"):
+        assert stage in message  # every stage is listed with its time, short ones included
+
+
+def test_slow_and_failed_stages_are_task_runs_and_the_run_says_why(prefect_server: str, store: str) -> None:
+    @observe.task(name="slow-stage")
+    def slow() -> None:
+        time.sleep(0.4)
+
+    @observe.task(name="quick-stage")
+    def quick() -> None:
+        pass
+
+    @observe.task(name="broken-stage", retries=1, retry_delay_seconds=0)
+    def broken() -> None:
+        raise ValueError("the input was unreadable")
+
+    name = f"stages-{time.time_ns()}"
+    with pytest.raises(ValueError), observe.run("test-flow", name):
+        slow()
+        quick()
+        broken()
+
+    run = _poll(lambda: final_run(prefect_server, name))
+    assert run is not None and run["state"]["type"] == "FAILED"
+    assert "ValueError: the input was unreadable" in run["state"]["message"]
+    tasks = _poll(lambda: (t := task_runs(prefect_server, run["id"])) and len(t) >= 2 and t)
+    states = {t["name"]: t["state"]["type"] for t in tasks}
+    assert states == {"slow-stage": "COMPLETED", "broken-stage": "FAILED"}  # quick-stage: only in the message
+    assert "quick-stage" in run["state"]["message"]
+
+
+def test_a_turn_whose_llm_gave_up_is_a_failed_run_with_the_reason(prefect_server: str, store: str,
+                                                                   user_id: int, env) -> None:  # type: ignore[no-untyped-def]
+    with ScriptedLLM(default=error(503, "upstream down")) as llm:
+        env(GROVE_LLM_API_KEY="k", GROVE_LLM_BASE_URL=llm.base_url, GROVE_LLM_RETRIES="1",
+            GROVE_LLM_RETRY_DELAYS="[0]", GROVE_PLANNER="off")
+        process(console(user_id, command="start"))
+        process(console(user_id, callback_data="chat"))
+        [reply] = process(console(user_id, text="Что такое малина?"))
+    assert "не могу ответить" in reply.text  # the user got the apology
+    run = _poll(lambda: final_run(prefect_server, f"text-user{user_id}"))
+    assert run is not None and run["state"]["type"] == "FAILED"
+    assert "LLM gave up" in run["state"]["message"] and "503" in run["state"]["message"]
+
+
+def test_prefect_stopped_mid_load_loses_and_blocks_nothing(store: str, user_id: int) -> None:
+    """Updates keep being answered while the server is down; their runs appear once it is back."""
+    home = Path(tempfile.mkdtemp(prefix="grove-prefect-outage-"))
+    port = free_port()
+    server = PrefectServer(home=home, port=port)
+    api = server.start(timeout=120)
+    reporter = PrefectReporter.start(api)
+    observe.set_reporter(reporter)
+    users = [user_id * 10 + i for i in range(6)]
+    try:
+        for uid in users[:3]:
+            assert process(console(uid, command="start"))[0].text == "Выберите режим работы"
+        assert reporter.flush(60)
+        server.stop()
+        started = time.monotonic()
+        for uid in users[3:]:  # the API is gone: answered all the same, without waiting for it
+            assert process(console(uid, command="start"))[0].text == "Выберите режим работы"
+        assert time.monotonic() - started < 20
+        assert _poll(lambda: reporter.failures > 0, timeout=30)
+        assert reporter.backlog > 0  # the records wait
+        server = PrefectServer(home=home, port=port)
+        server.start(timeout=120)
+        assert reporter.flush(120)
+        for uid in users:
+            run = _poll(lambda uid=uid: final_run(api, f"cmd-start-user{uid}"))
+            assert run is not None and run["state"]["type"] == "COMPLETED", uid
+    finally:
+        observe.set_reporter(None)
+        reporter.stop(1)
+        server.stop()
+
+
+CRASHING_PROCESS = """
+import os, signal, sys, time
+from grove import observe
+from grove.prefect_reporter import PrefectReporter
+reporter = PrefectReporter.start(sys.argv[1])
+observe.set_reporter(reporter)
+with observe.run("test-flow", sys.argv[2]):
+    reporter.flush(60)
+    print("running", flush=True)
+    time.sleep(600)
+"""
+
+
+def test_runs_of_a_killed_process_are_marked_crashed_on_the_next_start(prefect_server: str) -> None:
+    name = f"killed-{time.time_ns()}"
+    child = subprocess.Popen([sys.executable, "-c", CRASHING_PROCESS, prefect_server, name],
+                             stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "running"
+        [run] = flow_runs(prefect_server, name)
+        assert run["state"]["type"] == "RUNNING"
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(10)
+
+    marked = PrefectReporter(prefect_server).mark_crashed_runs()  # what the next start does first
+    assert marked >= 1
+    [run] = flow_runs(prefect_server, name)
+    assert run["state"]["type"] == "CRASHED"
+    assert "stopped" in run["state"]["message"]
+
+
+def test_runs_of_live_processes_are_left_alone(prefect_server: str) -> None:
+    name = f"alive-{time.time_ns()}"
+    reporter = PrefectReporter.start(prefect_server)
+    observe.set_reporter(reporter)
+    try:
+        with observe.run("test-flow", name):
+            assert reporter.flush(60)
+            PrefectReporter(prefect_server).mark_crashed_runs()
+            [run] = flow_runs(prefect_server, name)
+            assert run["state"]["type"] == "RUNNING"
+    finally:
+        observe.set_reporter(None)
+        reporter.stop(5)
+
+
+def test_failed_ingest_items_make_a_failed_run_with_reasons(prefect_server: str, store: str, user_id: int,
+                                                             tmp_path: Path) -> None:
+    from flows.ingest import ingest
+    from nodes.ingest_types import IngestItem
+
+    name = f"broken-{user_id}.pdf"
+    bad = tmp_path / name
+    bad.write_bytes(b"%PDF-1.4 this is not a pdf")
+    item = IngestItem(kind="file", source_identifier=name, path=str(bad), file_name=name,
+                      mime_type="application/pdf", file_size=bad.stat().st_size)
+    [outcome] = ingest([item], user_id)
+    assert outcome.status == "failed"
+    run = _poll(lambda: final_run(prefect_server, f"ingest-file-{name}"))
+    assert run is not None and run["state"]["type"] == "FAILED"
+    assert "1 of 1 items failed" in run["state"]["message"] and name in run["state"]["message"]
+    with psycopg.connect(store) as conn:
+        assert conn.execute("select count(*) from documents where owner_id = %s", (user_id,)).fetchone() == (0,)
