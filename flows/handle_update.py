@@ -2,23 +2,28 @@
 
 It reads `user_state.current_mode` and branches, like the seed's n8n main
 workflow: commands and button presses → mode switch; messages → the chat or
-the documents branch.
+the documents branch. It runs inside a turn (`grove.dispatch.process`): one
+transaction for its writes, replies queued in the outbox and sent after commit.
 """
 
 from __future__ import annotations
 
-from prefect import flow, runtime
+from typing import Any
 
 from flows import texts
 from flows.mode_switch import menu, mode_switch
 from flows.moderation import is_moderation_update, moderation
-from grove.db import StoreUnavailable
+from grove import jobs, outbox
 from grove.messages import IncomingUpdate, Reply
+from grove.observe import current_run, deadline, flow
+from grove.settings import get_settings
+from nodes import confirmations
 from nodes.chat_history import clean_chat
 from nodes.classify_input import classify_input
 from nodes.consultation_state import clear_state
-from nodes.domain_profile import active_profile
 from nodes.document_store import delete_user_documents
+from nodes.domain_profile import active_profile
+from nodes.ingest_types import IngestItem
 from nodes.telegram_reply import answer_callback, send_reply, typing_indicator
 from nodes.topics import close_user_topics
 from nodes.user_state import UserState, read_user_state, start_new_session
@@ -26,9 +31,9 @@ from nodes.user_state import UserState, read_user_state, start_new_session
 MENU_COMMANDS = {"start", "menu", "reset", "mode"}
 
 
-def run_name() -> str:
+def run_name(parameters: dict[str, Any]) -> str:
     """Name runs after what happened and who did it, e.g. `cmd-start-user42`."""
-    update = runtime.flow_run.parameters.get("update")
+    update = parameters.get("update")
     if isinstance(update, dict):
         update = IncomingUpdate.model_validate(update)
     if isinstance(update, IncomingUpdate):
@@ -49,62 +54,89 @@ def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
 
     if not update.text:
         return _say(update, Reply(chat_id=update.chat_id, text=texts.CHAT_NEEDS_TEXT))
-    with typing_indicator(update.origin, update.chat_id):
+    with typing_indicator(update.origin, update.chat_id), deadline(get_settings().chat_deadline):
         if active_profile() is not None:
             answer = consultation(update.text, update.user_id, state.session_id)
         else:
             answer = chat(update.text, update.user_id, state.session_id)
+    if answer.failed and (run := current_run()) is not None:
+        run.fail(answer.failure or "no answer: the user got an apology")
     return _say(update, Reply(chat_id=update.chat_id, text=answer.text))
 
 
 def documents_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
-    """База: classify the message into items, index them in parallel, confirm what was indexed."""
-    from flows.ingest import confirmation, ingest
+    """База: classify the message into items and queue their indexing as a background job.
 
+    The user is answered at once («Принял …»); a worker edits that message with progress
+    and finally with what was indexed, while the user's next messages are answered as usual.
+    The local console has no second channel for later messages, so it indexes right away.
+    """
     items = classify_input(update.text, update.attachments)
     if not items:
         return _say(update, Reply(chat_id=update.chat_id, text=texts.NOTHING_TO_INDEX))
-    with typing_indicator(update.origin, update.chat_id):
-        outcome = ingest(items, update.user_id, return_state=True)
-    outcomes = outcome.result(raise_on_failure=False)
+    if update.origin == "console":
+        return index_now(update, items)
+    waiting = jobs.open_jobs(update.user_id)
+    job_id = jobs.enqueue("ingest", update.user_id, update.chat_id,
+                          {"items": [item.model_dump(mode="json") for item in items]},
+                          update_id=update.update_id)
+    ack = Reply(chat_id=update.chat_id, text=texts.ingest_accepted([_label(i) for i in items], waiting))
+    jobs.set_ack(job_id, outbox.add(update.chat_id, ack.model_dump(mode="json")))
+    return [ack]
+
+
+def index_now(update: IncomingUpdate, items: list[IngestItem]) -> list[Reply]:
+    from flows.ingest import confirmation, ingest
+
+    outcomes = ingest(items, update.user_id)
     return _say(update, Reply(chat_id=update.chat_id, text=confirmation(outcomes)))
 
 
+def _label(item: IngestItem) -> str:
+    if item.kind == "link" and item.url:
+        return item.url
+    if item.kind == "text":
+        return "текст сообщения"
+    return item.file_name or item.source_identifier
+
+
 def clean_base(update: IncomingUpdate) -> list[Reply]:
-    """Ask first: deleting a whole base by a stray tap would be a loss."""
-    if update.callback_data == "clean_base:yes":
-        answer_callback(update.origin, update.callback_id)
+    """Ask first, with a one-time button: deleting a whole base by a stray or forged tap would be a loss."""
+    data = update.callback_data or ""
+    if not data:
+        token = confirmations.issue("clean_base", update.user_id, update.chat_id)
+        return _say(update, Reply(chat_id=update.chat_id, text=texts.CLEAN_BASE_CONFIRM,
+                                  buttons=texts.clean_base_buttons(token)))
+    _, answer, token = (data.split(":", 2) + ["", ""])[:3]
+    verdict = confirmations.use(token, "clean_base", update.user_id, update.chat_id) if token else "unknown"
+    if verdict != "ok":
+        answer_callback(update.origin, update.callback_id, texts.CLEAN_BASE_STALE_TOAST)
+        return _say(update, Reply(chat_id=update.chat_id, text=texts.CLEAN_BASE_STALE))
+    answer_callback(update.origin, update.callback_id)
+    if answer == "yes":
         documents, _chunks = delete_user_documents(update.user_id)
         return _say(update, Reply(chat_id=update.chat_id, text=texts.BASE_CLEANED.format(n=documents)))
-    if update.callback_data == "clean_base:no":
-        answer_callback(update.origin, update.callback_id)
-        return _say(update, Reply(chat_id=update.chat_id, text=texts.BASE_KEPT))
-    return _say(update, Reply(chat_id=update.chat_id, text=texts.CLEAN_BASE_CONFIRM,
-                              buttons=texts.CLEAN_BASE_BUTTONS))
+    return _say(update, Reply(chat_id=update.chat_id, text=texts.BASE_KEPT))
+
+
+def clean_chat_history(update: IncomingUpdate) -> list[Reply]:
+    answer_callback(update.origin, update.callback_id)
+    clean_chat(update.user_id)
+    clear_state(update.user_id)
+    close_user_topics(update.user_id)
+    start_new_session(update.user_id, update.chat_id)
+    return _say(update, Reply(chat_id=update.chat_id, text=texts.CHAT_CLEANED))
 
 
 @flow(name="handle-update", flow_run_name=run_name)
 def handle_update(update: IncomingUpdate) -> list[Reply]:
-    """Route one update. A store outage still gets the user a clear answer, and the run fails."""
-    try:
-        return _route(update)
-    except StoreUnavailable:
-        send_reply(update.origin, Reply(chat_id=update.chat_id, text=texts.STORE_DOWN))
-        raise
-
-
-def _route(update: IncomingUpdate) -> list[Reply]:
+    """Route one update: commands and buttons first, then the user's mode decides."""
     if update.command == "clean_base" or (update.callback_data or "").startswith("clean_base"):
         return clean_base(update)
     if is_moderation_update(update):
         return moderation(update)
     if update.command == "clean_chat" or update.callback_data == "clean_chat":
-        answer_callback(update.origin, update.callback_id)
-        clean_chat(update.user_id)
-        clear_state(update.user_id)
-        close_user_topics(update.user_id)
-        start_new_session(update.user_id, update.chat_id)
-        return _say(update, Reply(chat_id=update.chat_id, text=texts.CHAT_CLEANED))
+        return clean_chat_history(update)
     if update.command in MENU_COMMANDS or update.callback_data is not None:
         return mode_switch(update)
 

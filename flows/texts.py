@@ -28,7 +28,12 @@ CHAT_NEEDS_TEXT = (
     "переключитесь в режим «База»: /start."
 )
 CHAT_CLEANED = "История чата очищена."
-STORE_DOWN = "База данных сейчас недоступна. Попробуйте, пожалуйста, чуть позже."
+STORE_DOWN = ("База данных сейчас недоступна. Ваше сообщение не потеряно: я отвечу на него, "
+              "как только она снова заработает.")
+INTERNAL_ERROR = ("Не получилось обработать это сообщение: внутренняя ошибка. Она записана, "
+                  "мы разберёмся; попробуйте, пожалуйста, ещё раз или иначе.")
+GAVE_UP = ("Не получилось обработать это сообщение: его обработка несколько раз прерывалась. "
+           "Попробуйте, пожалуйста, ещё раз или иначе.")
 EMPTY_MESSAGE = "Я понимаю текст, ссылки, файлы, голосовые сообщения и видео. Это сообщение пустое."
 
 NOTHING_TO_INDEX = (
@@ -36,8 +41,21 @@ NOTHING_TO_INDEX = (
     "или текст длиннее пары слов, и я добавлю его в вашу базу."
 )
 CLEAN_BASE_CONFIRM = "Удалить все ваши документы из базы? Это нельзя отменить."
-CLEAN_BASE_BUTTONS = [[Button(label="Да, удалить", data="clean_base:yes"),
-                       Button(label="Отмена", data="clean_base:no")]]
+CLEAN_BASE_STALE = "Эта кнопка больше не действует. Чтобы очистить базу, отправьте /clean_base ещё раз."
+CLEAN_BASE_STALE_TOAST = "Кнопка устарела"
+
+
+def clean_base_buttons(token: str) -> list[list[Button]]:
+    """One-time buttons: the token is valid once, for this user and chat (nodes/confirmations.py)."""
+    return [[Button(label="Да, удалить", data=f"clean_base:yes:{token}"),
+             Button(label="Отмена", data=f"clean_base:no:{token}")]]
+
+
+def ingest_accepted(labels: list[str], waiting: int = 0) -> str:
+    """The instant answer to an upload; the same message later shows progress and the result."""
+    names = ", ".join(f"«{label}»" for label in labels[:5]) + (f" и ещё {len(labels) - 5}" if len(labels) > 5 else "")
+    queue = f" (после {waiting} предыдущ{'его' if waiting == 1 else 'их'})" if waiting else ""
+    return f"Принял {names}, индексирую{queue}… Можно продолжать писать: я отвечу, не дожидаясь конца."
 BASE_CLEANED = "База очищена: удалено документов — {n}."
 BASE_KEPT = "Хорошо, база не тронута."
 

@@ -1,61 +1,66 @@
-"""The Telegram side: python-telegram-bot receives updates and hands each to a flow.
+"""The Telegram side: python-telegram-bot receives updates, the inbox keeps them, lanes run them.
 
-Handlers only translate a PTB `Update` into an `IncomingUpdate` and dispatch it;
-all behaviour lives in the flows, so ops see every update as a flow run.
-Updates of one user are handled in order; different users run concurrently.
+Handlers only translate a PTB `Update` into an `IncomingUpdate` and hand it to the
+dispatcher; all behaviour lives in the flows, so ops see every update as a run.
+
+Nothing acknowledged is lost: PTB puts every update it receives into its update queue
+before it acknowledges it — polling asks for the next offset only after the whole batch
+was queued, and the webhook answers 200 only after the queue took the update — so the
+queue used here stores each update in the inbox (Postgres) first. When the store is
+down, the put fails with a network error: polling backs off and fetches the same batch
+again, and the webhook answers 500 so Telegram retries.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from telegram import Message, Update
+from telegram.error import NetworkError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
-    BaseUpdateProcessor,
     ContextTypes,
     ExtBot,
     TypeHandler,
 )
 from telegram.request import HTTPXRequest
 
+from grove import inbox
+from grove.db import StoreUnavailable
 from grove.messages import Attachment, IncomingUpdate, parse_command
 from grove.settings import Settings
 
 log = logging.getLogger(__name__)
 
-Dispatch = Callable[[IncomingUpdate], Awaitable[Any]]
+Submit = Callable[[IncomingUpdate], Any]
 
 
-class PerUserUpdateProcessor(BaseUpdateProcessor):
-    """Concurrent across users, strictly ordered within one user (a press, then a message)."""
+class DurableUpdateQueue(asyncio.Queue):  # type: ignore[type-arg]
+    """PTB's update queue, storing each update in the inbox before it is queued (see module doc)."""
 
-    def __init__(self, max_concurrent_updates: int = 32) -> None:
-        super().__init__(max_concurrent_updates)
-        self._locks: dict[int, asyncio.Lock] = {}
+    async def put(self, item: Any) -> None:
+        if isinstance(item, Update):
+            try:
+                await asyncio.to_thread(store_update, item)
+            except StoreUnavailable as exc:
+                raise NetworkError(f"the inbox is unavailable, update {item.update_id} not taken: {exc}") from exc
+        await super().put(item)
 
-    async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
-        user = update.effective_user if isinstance(update, Update) else None
-        if user is None:
-            await coroutine
-            return
-        lock = self._locks.setdefault(user.id, asyncio.Lock())
-        try:
-            async with lock:
-                await coroutine
-        finally:
-            if not lock.locked():
-                self._locks.pop(user.id, None)
 
-    async def initialize(self) -> None:
-        pass
+def store_update(update: Update) -> bool:
+    """Keep one update in the inbox (idempotent): who sent it and the update as PTB read it."""
+    user, chat = update.effective_user, update.effective_chat
+    return inbox.store(update.update_id, user.id if user else None, chat.id if chat else None,
+                       update.to_dict())
 
-    async def shutdown(self) -> None:
-        pass
+
+def parse_stored(payload: dict[str, Any]) -> IncomingUpdate | None:
+    """An inbox row back into what the flows take (recovery after a restart)."""
+    return to_incoming(Update.de_json(payload, None))
 
 
 class TolerantBot(ExtBot[None]):
@@ -165,8 +170,8 @@ def to_incoming(update: Update) -> IncomingUpdate | None:
     )
 
 
-def build_application(settings: Settings, dispatch: Dispatch) -> Application:
-    """A PTB Application against `settings.telegram_api_url` that dispatches every update."""
+def build_application(settings: Settings, submit: Submit) -> Application:
+    """A PTB Application against `settings.telegram_api_url` whose updates go to `submit`."""
     token = settings.bot_token
     if not token:
         raise RuntimeError("TELEGRAM_BOT_TOKEN is not set")
@@ -179,10 +184,9 @@ def build_application(settings: Settings, dispatch: Dispatch) -> Application:
         if incoming is None:
             log.info("ignoring update %s of an unsupported kind", update.update_id)
             return
-        await dispatch(incoming)
+        submit(incoming)
 
     async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-        # A failed update is logged (its flow run shows the reason); polling goes on.
         log.error("update %r failed: %s", getattr(update, "update_id", update), context.error,
                   exc_info=context.error)
 
@@ -193,9 +197,7 @@ def build_application(settings: Settings, dispatch: Dispatch) -> Application:
         request=HTTPXRequest(connection_pool_size=64),
         get_updates_request=HTTPXRequest(read_timeout=settings.telegram_poll_timeout + 10),
     )
-    application = (
-        ApplicationBuilder().bot(bot).concurrent_updates(PerUserUpdateProcessor()).build()
-    )
+    application = ApplicationBuilder().bot(bot).update_queue(DurableUpdateQueue()).build()
     application.add_handler(TypeHandler(Update, on_update))
     application.add_error_handler(on_error)
     return application
@@ -219,12 +221,3 @@ def webhook_options(settings: Settings) -> dict[str, Any]:
     if settings.telegram_webhook_secret:
         options["secret_token"] = settings.telegram_webhook_secret.get_secret_value()
     return options
-
-
-def inline_dispatch(run_flow: Callable[[IncomingUpdate], Any]) -> Dispatch:
-    """Run the flow in a worker thread of this process (flows are plain sync functions)."""
-
-    async def dispatch(update: IncomingUpdate) -> None:
-        await asyncio.to_thread(run_flow, update)
-
-    return dispatch

@@ -7,7 +7,7 @@ Ctrl-D or Ctrl-C leaves.
 
 from __future__ import annotations
 
-from grove.dispatch import flow_runner
+from grove.dispatch import process
 from grove.messages import IncomingUpdate, Reply, parse_command
 from grove.settings import Settings
 
@@ -36,7 +36,6 @@ def to_update(line: str, user_id: int, last_replies: list[Reply]) -> IncomingUpd
 
 
 def run_console(settings: Settings) -> None:
-    handle_update = flow_runner()
     user_id = settings.console_user_id
     print(f"Console as user {user_id}. Type /start; press a button by typing its label; "
           "Ctrl-D to quit.")
@@ -50,6 +49,6 @@ def run_console(settings: Settings) -> None:
         if not line:
             continue
         try:
-            replies = handle_update(to_update(line, user_id, replies)) or replies
+            replies = process(to_update(line, user_id, replies)) or replies
         except Exception as exc:  # noqa: BLE001 - the run shows the traceback; keep the console alive
             print(f"(the flow failed: {exc}; see its run in the Prefect UI)")

@@ -12,7 +12,8 @@ import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
@@ -20,6 +21,7 @@ from pgvector.psycopg import register_vector
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
+from grove.observe import NotRetryable
 from grove.settings import PROJECT_ROOT, Settings, get_settings
 
 log = logging.getLogger(__name__)
@@ -29,8 +31,12 @@ MIGRATIONS_DIR = PROJECT_ROOT / "supabase" / "migrations"
 EMBEDDING_TABLES = ("document_chunks", "knowledge_base")
 
 
-class StoreUnavailable(RuntimeError):
-    """Postgres cannot be reached; callers turn this into a clear user-facing message."""
+class StoreUnavailable(NotRetryable, RuntimeError):
+    """Postgres cannot be reached; callers turn this into a clear user-facing message.
+
+    Not retried by tasks: inside a turn's transaction a lost connection cannot be retried,
+    and the turn stops at once instead of waiting out retries.
+    """
 
 
 class SchemaMismatch(RuntimeError):
@@ -76,6 +82,7 @@ def get_pool(settings: Settings | None = None) -> ConnectionPool:
                 max_size=settings.db_pool_max,
                 kwargs={"row_factory": dict_row, "autocommit": False},
                 configure=_configure,
+                check=ConnectionPool.check_connection,  # a connection Postgres dropped is not handed out
                 open=True,
                 timeout=10,
             )
@@ -91,19 +98,113 @@ def close_pool() -> None:
         _pool, _pool_url = None, None
 
 
+def _unavailable(exc: BaseException) -> bool:
+    return isinstance(exc, (psycopg.OperationalError, psycopg.errors.ConnectionTimeout)) or \
+        type(exc).__name__ == "PoolTimeout"
+
+
 @contextmanager
 def transaction(settings: Settings | None = None) -> Iterator[psycopg.Connection]:
-    """A pooled connection inside one transaction: committed on success, rolled back on error."""
+    """A pooled connection inside one transaction: committed on success, rolled back on error.
+
+    Inside a :func:`unit_of_work` (on its own thread) this is a savepoint of the unit's one
+    transaction instead: a turn's writes commit together, or not at all.
+    """
+    unit = _unit.get()
     try:
+        if unit is not None and unit.owns_thread():
+            conn = unit.connection(settings)
+            with conn.transaction():
+                yield conn
+            return
         pool = get_pool(settings)
         with pool.connection() as conn:
             yield conn
-    except (psycopg.OperationalError, psycopg.errors.ConnectionTimeout) as exc:
-        raise StoreUnavailable(f"Postgres is unavailable: {exc}") from exc
+    except StoreUnavailable:
+        raise
     except Exception as exc:
-        if type(exc).__name__ == "PoolTimeout":
+        if _unavailable(exc):
+            if unit is not None:
+                unit.broken = True
             raise StoreUnavailable(f"Postgres is unavailable: {exc}") from exc
         raise
+
+
+@dataclass
+class UnitOfWork:
+    """One transaction spanning a whole turn: every `transaction()` of the turn is a savepoint in it.
+
+    Why: a turn writes in several places (history, consultation state, moderation queue, the
+    outbox with its replies, the inbox mark). Committed together, a crash at any point leaves
+    either nothing (the update is simply processed again) or everything (only the replies
+    remain to be delivered) — never half a turn. Only the thread that opened the unit uses it;
+    parallel branches on other threads get their own pooled transactions (reads, mostly).
+    """
+
+    thread: int = field(default_factory=threading.get_ident)
+    broken: bool = False
+    _conn: psycopg.Connection | None = None
+    _tx: object | None = None
+    _pool: ConnectionPool | None = None
+
+    def owns_thread(self) -> bool:
+        return self.thread == threading.get_ident()
+
+    def connection(self, settings: Settings | None = None) -> psycopg.Connection:
+        if self._conn is None:
+            self._pool = get_pool(settings)
+            self._conn = self._pool.getconn()
+            self._tx = self._conn.transaction()
+            self._tx.__enter__()  # type: ignore[attr-defined]
+        return self._conn
+
+    @property
+    def started(self) -> bool:
+        return self._conn is not None
+
+    def close(self, exc: BaseException | None) -> None:
+        """Commit (no exception) or roll back, and give the connection back."""
+        if self._conn is None:
+            return
+        conn, tx, pool = self._conn, self._tx, self._pool
+        self._conn = self._tx = None
+        try:
+            if exc is None:
+                tx.__exit__(None, None, None)  # type: ignore[union-attr]
+            else:
+                tx.__exit__(type(exc), exc, exc.__traceback__)  # type: ignore[union-attr]
+        except Exception as failure:
+            self.broken = True
+            if exc is None:
+                if _unavailable(failure):
+                    raise StoreUnavailable(f"Postgres is unavailable: {failure}") from failure
+                raise
+        finally:
+            assert pool is not None
+            pool.putconn(conn)
+
+
+_unit: ContextVar[UnitOfWork | None] = ContextVar("grove_unit_of_work", default=None)
+
+
+@contextmanager
+def unit_of_work() -> Iterator[UnitOfWork]:
+    """Run a block as one transaction (see :class:`UnitOfWork`); nested calls join the outer one."""
+    outer = _unit.get()
+    if outer is not None and outer.owns_thread():
+        yield outer
+        return
+    unit = UnitOfWork()
+    token = _unit.set(unit)
+    try:
+        yield unit
+    except BaseException as exc:
+        _unit.reset(token)
+        unit.close(exc)
+        raise
+    else:
+        _unit.reset(token)
+        unit.close(None)
 
 
 @dataclass(frozen=True)

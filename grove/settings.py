@@ -74,6 +74,31 @@ class Settings(BaseSettings):
         ),
     )
 
+    # --- the message path ----------------------------------------------------
+    workers: int = Field(
+        default=16,
+        description="Turns run in parallel (different users; one user's updates always run one at a time).",
+    )
+    turn_deadline: float | None = Field(
+        default=None,
+        description=(
+            "Seconds a chat turn may take before the user gets the apology (the question is kept). "
+            "Unset: 90 with a remote model, 300 with the local one."
+        ),
+    )
+    ingest_workers: int = Field(default=1, description="Background indexing jobs at once per worker process.")
+    job_lease_seconds: float = Field(
+        default=60.0, description="A job whose worker stops renewing this lease is taken over by another."
+    )
+    progress_every: float = Field(
+        default=3.0, description="Seconds between edits of an upload's progress message (Telegram limits edits)."
+    )
+    inbox_keep_days: int = Field(default=7, description="Finished updates stay in the inbox this long.")
+    background_nice: int = Field(
+        default=10,
+        description="CPU priority of the indexing worker and the Prefect server under `grove up`: answers go first.",
+    )
+
     # --- Telegram ----------------------------------------------------------
     telegram_bot_token: SecretStr | None = Field(default=None, alias="TELEGRAM_BOT_TOKEN")
     telegram_api_url: str = Field(
@@ -238,6 +263,13 @@ class Settings(BaseSettings):
     @property
     def uses_local_llm(self) -> bool:
         return self.llm_api_key is None
+
+    @property
+    def chat_deadline(self) -> float:
+        """The overall time a chat turn may take (see `turn_deadline`)."""
+        if self.turn_deadline is not None:
+            return self.turn_deadline
+        return 300.0 if self.uses_local_llm else 90.0
 
     @property
     def bot_token(self) -> str | None:

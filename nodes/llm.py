@@ -17,11 +17,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import httpx
-from prefect import task
+from grove.observe import task, time_left
 from pydantic import BaseModel, Field
 
 from grove.settings import get_settings
-from nodes.retry import retry_when
 
 Quirks = Literal["openai", "llama_cpp"]
 Message = dict[str, Any]
@@ -33,6 +32,10 @@ class LLMError(RuntimeError):
 
 class TransientLLMError(LLMError):
     """Timeouts, 429 and 5xx: retried with backoff."""
+
+
+class LLMDeadlineExceeded(LLMError):
+    """The turn's overall deadline passed before the model answered: not retried."""
 
 
 class ToolCall(BaseModel):
@@ -179,10 +182,18 @@ def complete(
     headers = {"X-Title": "grove"}
     if endpoint.api_key:
         headers["Authorization"] = f"Bearer {endpoint.api_key}"
+    timeout = settings.llm_timeout
+    left = time_left()
+    if left is not None:
+        if left < 0.5:
+            raise LLMDeadlineExceeded("the turn's deadline passed before the model could be asked")
+        timeout = min(timeout, left)
     try:
         response = httpx.post(f"{endpoint.base_url}/chat/completions", json=payload, headers=headers,
-                              timeout=settings.llm_timeout)
+                              timeout=timeout)
     except (httpx.TimeoutException, httpx.TransportError) as exc:
+        if left is not None and timeout >= left:
+            raise LLMDeadlineExceeded(f"no answer within the turn's deadline: {exc!r}") from exc
         raise TransientLLMError(f"LLM endpoint unreachable or slow: {exc!r}") from exc
     if response.status_code == 429 or response.status_code >= 500:
         raise TransientLLMError(f"LLM endpoint answered {response.status_code}: {response.text[:300]}")
@@ -195,7 +206,8 @@ def complete(
     return parse_reply(body)
 
 
-_is_transient = retry_when(lambda exc: isinstance(exc, TransientLLMError))
+def _is_transient(exc: BaseException) -> bool:
+    return isinstance(exc, TransientLLMError)
 
 
 @task(name="llm-chat", retries=3, retry_delay_seconds=[2, 6, 15], retry_jitter_factor=0.5,

@@ -1,6 +1,7 @@
 """Telegram reply node: the one way a flow talks back to a user.
 
-On the `telegram` origin it calls the Bot API through python-telegram-bot; on
+On the `telegram` origin a reply made inside a turn goes to the outbox (it is sent
+after the turn commits, see `grove.outbox`); outside a turn it is sent at once. On
 the `console` origin it prints, so the local console drives the same flows.
 Flows may run in a worker far from the bot process, so the node owns its own
 `telegram.Bot`: one per process, on a private event-loop thread, initialised
@@ -10,16 +11,22 @@ once (PTB's Bot is async; our flows and tasks are plain functions).
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from prefect import task
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
 
+from grove import outbox
 from grove.messages import Origin, Reply
+from grove.observe import task
 from grove.settings import get_settings
+
+log = logging.getLogger(__name__)
 
 TELEGRAM_TEXT_LIMIT = 4096
 T = TypeVar("T")
@@ -108,46 +115,120 @@ def _print_reply(reply: Reply) -> None:
         print("   " + "  ".join(f"[{b.label}]" for b in row))
 
 
-@task(name="send-reply", retries=3, retry_delay_seconds=[1, 3, 9])
+@task(name="send-reply")
 def send_reply(origin: Origin, reply: Reply) -> list[int]:
     """Send one reply (split at Telegram's 4096-char limit); returns the sent message ids.
 
-    The buttons go on the last piece, so the keyboard sits under the end of the text.
+    Inside a turn (an update or a job being processed) the reply is queued in the outbox
+    and delivered once the turn commits; the ids are then known only to the outbox.
     """
-    pieces = split_text(reply.text)
     if origin == "console":
         _print_reply(reply)
         return []
-    bot = telegram_bot()
-    sent: list[int] = []
-    for index, piece in enumerate(pieces):
+    if outbox.current_source() is not None:
+        outbox.add(reply.chat_id, reply.model_dump(mode="json"))
+        return []
+    return send_now(reply)
+
+
+def deliver_row(row: outbox.OutboxRow, sent: Callable[[int], None]) -> None:
+    """Send an outbox row (the `grove.outbox.Sender`): the pieces not sent yet, or an edit.
+
+    Telegram's flood control (`retry_after`) is waited out; network errors are retried a
+    few times; a refusal for good (chat not found, bot blocked) raises `Undeliverable`.
+    """
+    reply = Reply.model_validate(row.payload)
+    if row.edit_message_id is not None:
+        text = split_text(reply.text)[0]
+        try:
+            _with_retries(lambda b: b.edit_message_text(text, chat_id=reply.chat_id,
+                                                          message_id=row.edit_message_id,
+                                                          reply_markup=_markup(reply),
+                                                          parse_mode=reply.parse_mode))
+            sent(row.edit_message_id)
+            return
+        except outbox.Undeliverable as exc:
+            if "not modified" in str(exc):
+                sent(row.edit_message_id)
+                return
+            log.info("cannot edit message %s (%s): sending the reply as a new message",
+                     row.edit_message_id, exc)
+    pieces = split_text(reply.text)
+    for index in range(row.pieces_sent, len(pieces)):
         markup = _markup(reply) if index == len(pieces) - 1 else None
-        kwargs: dict[str, Any] = {"chat_id": reply.chat_id, "text": piece, "reply_markup": markup}
+        kwargs: dict[str, Any] = {"chat_id": reply.chat_id, "text": pieces[index], "reply_markup": markup}
         if reply.parse_mode:
             kwargs["parse_mode"] = reply.parse_mode
-        message = bot.call(lambda b, kw=kwargs: b.send_message(**kw))
-        sent.append(message.message_id)
-    return sent
+        message = _with_retries(lambda b, kw=kwargs: b.send_message(**kw))
+        sent(message.message_id)
 
 
-@task(name="answer-callback", retries=2, retry_delay_seconds=1)
+def _with_retries(action: Callable[[Bot], Awaitable[T]], attempts: int = 4) -> T:
+    """One Bot API call: flood control waited out, network errors retried, refusals final."""
+    delay = 1.0
+    for attempt in range(attempts):
+        try:
+            return telegram_bot().call(action)
+        except RetryAfter as exc:
+            wait = exc.retry_after.total_seconds() if hasattr(exc.retry_after, "total_seconds") \
+                else float(exc.retry_after)
+            log.warning("Telegram flood control: waiting %.1f s", wait)
+            time.sleep(wait + 0.1)
+        except (BadRequest, Forbidden) as exc:
+            raise outbox.Undeliverable(str(exc)) from exc
+        except (TimedOut, NetworkError, TimeoutError) as exc:
+            if attempt == attempts - 1:
+                raise
+            log.warning("Telegram call failed (%s), retrying in %.0f s", exc, delay)
+            time.sleep(delay)
+            delay *= 3
+    return telegram_bot().call(action)
+
+
+def edit_text(chat_id: int, message_id: int, text: str) -> bool:
+    """Best-effort edit of a message already sent (progress); False when Telegram refused."""
+    try:
+        _with_retries(lambda b: b.edit_message_text(split_text(text)[0], chat_id=chat_id,
+                                                    message_id=message_id), attempts=2)
+        return True
+    except Exception as exc:  # noqa: BLE001 - progress must never break the work
+        log.info("progress edit of message %s failed: %s", message_id, exc)
+        return False
+
+
+def send_now(reply: Reply) -> list[int]:
+    """Send at once, bypassing the outbox: for when the store itself is down."""
+    ids: list[int] = []
+    deliver_row(outbox.OutboxRow(id=0, chat_id=reply.chat_id, payload=reply.model_dump(mode="json"),
+                                 edit_message_id=None, pieces_sent=0), ids.append)
+    return ids
+
+
 def answer_callback(origin: Origin, callback_id: str | None, text: str | None = None) -> None:
-    """Stop the button's loading spinner in the client (Telegram requires an answer)."""
+    """Stop the button's loading spinner in the client; best effort (an old query cannot be answered)."""
     if origin != "telegram" or not callback_id:
         return
-    bot = telegram_bot()
-    bot.call(lambda b: b.answer_callback_query(callback_id, text=text))
+    try:
+        telegram_bot().call(lambda b: b.answer_callback_query(callback_id, text=text), timeout=15)
+    except Exception as exc:  # noqa: BLE001 - the press is handled whether or not the spinner stops
+        log.info("could not answer callback query %s: %s", callback_id, exc)
 
 
 @contextmanager
-def typing_indicator(origin: Origin, chat_id: int, every: float = 4.0) -> Iterator[None]:
-    """Keep "typing…" visible for the whole of a long step (Telegram shows it ~5 s per call)."""
+def typing_indicator(origin: Origin, chat_id: int, every: float = 4.0, after: float = 1.0) -> Iterator[None]:
+    """Keep "typing…" visible for the whole of a long step (Telegram shows it ~5 s per call).
+
+    Nothing is sent for a step that ends within `after` seconds: the answer itself is the
+    sign of life then, and a burst of quick turns does not cost a Bot API call each.
+    """
     if origin != "telegram":
         yield
         return
     stop = threading.Event()
 
     def keep_typing() -> None:
+        if stop.wait(after):
+            return
         while not stop.is_set():
             try:
                 telegram_bot().call(lambda b: b.send_chat_action(chat_id, "typing"), timeout=10)
@@ -162,14 +243,3 @@ def typing_indicator(origin: Origin, chat_id: int, every: float = 4.0) -> Iterat
     finally:
         stop.set()
         thread.join(2)
-
-
-@task(name="send-typing")
-def send_typing(origin: Origin, chat_id: int) -> None:
-    """Show "typing…" while a long flow works; best effort, never fails the flow."""
-    if origin != "telegram":
-        return
-    try:
-        telegram_bot().call(lambda b: b.send_chat_action(chat_id, "typing"), timeout=10)
-    except Exception:  # noqa: BLE001 - an indicator must not break the answer
-        pass

@@ -257,22 +257,26 @@ async def test_a_long_history_and_long_fragments_are_fitted_to_the_models_window
     assert block.count("с. ") == 1  # [9] was never shown to the model, so it is not a source
 
 
-async def test_postgres_lost_mid_turn_gets_a_clear_message_and_stores_nothing(
-    standin: TelegramStandin, llm: ScriptedLLM, store: str, user_id: int, monkeypatch: pytest.MonkeyPatch
+async def test_postgres_lost_mid_turn_is_said_once_and_the_turn_runs_again(
+    standin: TelegramStandin, llm: ScriptedLLM, store: str, user_id: int
 ) -> None:
+    """The connections drop while the model answers: nothing of the turn is stored, the user hears
+    why, and the turn runs again once the store answers — one answer, one stored pair."""
     from flows import texts
-    from grove.settings import reset_settings
 
-    def answer_then_lose_the_store(request: dict) -> object:
-        monkeypatch.setenv("DATABASE_URL", "postgresql://grove@127.0.0.1:9/grove")  # nothing listens
-        reset_settings()
+    def answer_then_drop_the_connections(request: dict) -> object:
+        with psycopg.connect(store, autocommit=True) as admin:
+            admin.execute("select pg_terminate_backend(pid) from pg_stat_activity"
+                          " where datname = current_database() and pid <> pg_backend_pid()")
         return text("Ответ, который некуда сохранить.")(request)
 
-    llm.script(answer_then_lose_the_store)
+    llm.script(answer_then_drop_the_connections, text("Малине нужно 15 г азота на квадратный метр."))
     async with running(new_bot()):
         await choose_chat(standin, user_id)
-        [reply] = await ask(standin, user_id, "Сколько азота нужно малине?")
-    monkeypatch.setenv("DATABASE_URL", store)
-    reset_settings()
-    assert reply["text"] == texts.STORE_DOWN  # a clear message, not the unsaved answer
-    assert history_count(store, user_id) == 0  # nothing half-stored
+        replies = await ask(standin, user_id, "Сколько азота нужно малине?", expect=2)
+    assert [r["text"] for r in replies] == [texts.STORE_DOWN, "Малине нужно 15 г азота на квадратный метр."]
+    with psycopg.connect(store) as conn:
+        stored = conn.execute("select role, content from chat_messages where user_id = %s order by id",
+                              (user_id,)).fetchall()
+    assert stored == [("user", "Сколько азота нужно малине?"),
+                      ("assistant", "Малине нужно 15 г азота на квадратный метр.")]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 # grove modules that belong to the kernel (importable by nodes) vs the app layer on top.
-GROVE_APP = {"grove.cli", "grove.runtime", "grove.dispatch", "grove.console", "grove.serve",
+GROVE_APP = {"grove.cli", "grove.runtime", "grove.dispatch", "grove.console", "grove.serve", "grove.worker",
              "grove.ingest_cli", "grove.ask_cli"}
 FORBIDDEN = {
     "chunking": {"flows", "nodes", "grove"},

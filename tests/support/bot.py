@@ -1,30 +1,58 @@
-"""Running grove's real bot (python-telegram-bot) against the Bot API stand-in."""
+"""Running grove's real bot (python-telegram-bot) against the Bot API stand-in.
+
+`new_bot()` builds what `grove up` runs: the Application whose update queue stores each
+update in the inbox, and the dispatcher running turns in per-user lanes. `running(app)`
+recovers what a previous "process" left, polls, and on exit stops polling and lets the
+turns in flight finish. With `worker=True` a background job worker runs in a thread
+(production runs it as its own process).
+"""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from telegram.ext import Application
 
-from grove.bot import build_application, inline_dispatch
-from grove.dispatch import flow_runner
+from grove.bot import build_application, parse_stored
+from grove.dispatch import Dispatcher
 from grove.settings import get_settings
+from grove.worker import JobWorker
 
 
-def new_bot() -> Application:
-    """A fresh Application, as a new bot process would build it."""
+def new_bot(**dispatcher: Any) -> Application:
+    """A fresh Application and dispatcher, as a new bot process would build them."""
     settings = get_settings().model_copy(update={"telegram_poll_timeout": 1})
-    return build_application(settings, inline_dispatch(flow_runner()))
+    turns = Dispatcher(parse=parse_stored, **dispatcher)
+    app = build_application(settings, turns.submit)
+    app.bot_data["dispatcher"] = turns
+    return app
+
+
+def dispatcher_of(app: Application) -> Dispatcher:
+    return app.bot_data["dispatcher"]
 
 
 @asynccontextmanager
-async def running(app: Application) -> AsyncIterator[Application]:
-    async with app:
-        await app.start()
-        await app.updater.start_polling(poll_interval=0.0, timeout=1)
-        try:
-            yield app
-        finally:
-            await app.updater.stop()
-            await app.stop()
+async def running(app: Application, *, worker: bool = False) -> AsyncIterator[Application]:
+    turns = app.bot_data.get("dispatcher")  # absent for a plain PTB app (the stand-in's own tests)
+    if turns is not None:
+        await asyncio.to_thread(turns.recover)
+        turns.start()
+    jobs = JobWorker(poll=0.2).start() if worker else None
+    try:
+        async with app:
+            await app.start()
+            await app.updater.start_polling(poll_interval=0.0, timeout=1)
+            try:
+                yield app
+            finally:
+                await app.updater.stop()
+                await app.stop()
+    finally:
+        if turns is not None:
+            await asyncio.to_thread(turns.stop, 30)
+        if jobs is not None:
+            await asyncio.to_thread(jobs.stop, 30)

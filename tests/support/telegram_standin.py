@@ -131,6 +131,22 @@ class _StoredMessage:
         return view
 
 
+class _UpdateIdBlocks:
+    """Disjoint blocks of update ids, one per stand-in, across processes (random base) and instances."""
+
+    def __init__(self) -> None:
+        import random
+
+        self._base = random.randrange(1, 2**30) * 1000
+        self._count = itertools.count()
+
+    def next(self) -> int:
+        return self._base + next(self._count) * 1_000_000
+
+
+_first_update_ids = _UpdateIdBlocks()
+
+
 class TelegramStandin:
     """Serves the Telegram Bot API on 127.0.0.1 from a background thread; see the module doc.
 
@@ -146,6 +162,7 @@ class TelegramStandin:
         bot_first_name: str = "Grove",
         max_download_size: int = MAX_DOWNLOAD_SIZE,
         validate_markup: bool = True,
+        first_update_id: int | None = None,
     ) -> None:
         self.bot_user: JSONDict = {
             "id": bot_id, "is_bot": True, "first_name": bot_first_name, "username": bot_username,
@@ -158,7 +175,10 @@ class TelegramStandin:
         self._tokens: list[str] = []
         self._users: dict[int, JSONDict] = {}
         self._pending: list[JSONDict] = []
-        self._next_update_id = 1
+        # Telegram's update ids are unique for a bot for good (they start anywhere, then count up);
+        # every stand-in plays the same bot against one database, so each starts somewhere new.
+        self._next_update_id = first_update_id if first_update_id is not None else \
+            _first_update_ids.next()
         self._poll_generation = 0
         self._last_message_id: dict[int, int] = {}
         self._messages: dict[tuple[int, int], _StoredMessage] = {}

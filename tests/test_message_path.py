@@ -1,0 +1,245 @@
+"""The message path: each user's updates in order, nothing acknowledged lost, crashes survived.
+
+Real Postgres, the Bot API stand-in over HTTP, python-telegram-bot, and a scripted LLM. The
+crash tests run the bot in a child process and `kill -9` it with work in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from nodes.user_state import set_user_mode
+from tests.support.bot import dispatcher_of, new_bot, running
+from tests.support.scripted_llm import Response, ScriptedLLM, _completion, slow
+from tests.support.telegram_standin import TelegramStandin
+
+pytestmark = [pytest.mark.timeout(600)]
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def echo(request: dict) -> Response:
+    """Answers with the question it was asked, so order can be read off the answers."""
+    question = next(m["content"] for m in reversed(request["messages"]) if m["role"] == "user")
+    return Response(body=_completion({"role": "assistant", "content": f"Ответ: {question}"}, "stop"))
+
+
+@pytest.fixture
+def echo_llm(env):  # type: ignore[no-untyped-def]
+    with ScriptedLLM(default=echo) as server:
+        env(GROVE_LLM_API_KEY="test-key", GROVE_LLM_BASE_URL=server.base_url, GROVE_LLM_MODEL="scripted",
+            GROVE_PLANNER="off", GROVE_LLM_RETRIES="0")
+        yield server
+
+
+def questions_in_history(url: str, user_id: int) -> list[str]:
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("select content from chat_messages where user_id = %s and role = 'user' order by id",
+                            (user_id,)).fetchall()
+    return [r[0] for r in rows]
+
+
+def answers(standin: TelegramStandin, user_id: int) -> list[str]:
+    return [m["text"] for m in standin.bot_messages(user_id)]
+
+
+@pytest.mark.asyncio
+async def test_one_users_burst_is_answered_and_stored_in_order(
+        standin: TelegramStandin, echo_llm: ScriptedLLM, store: str, user_id: int) -> None:
+    set_user_mode.fn(user_id, user_id, "chat")
+    sent = [f"вопрос {i} про малину" for i in range(10)]
+    app = new_bot()
+    async with running(app):
+        for question in sent:
+            standin.send_text(user_id, question)
+            await asyncio.sleep(0.02)
+        await standin.wait_for_bot_messages_async(user_id, 10, timeout=120)
+    assert answers(standin, user_id) == [f"Ответ: {q}" for q in sent]
+    assert questions_in_history(store, user_id) == sent
+    assert dispatcher_of(app).lanes.max_running_per_key == 1
+
+
+@pytest.mark.asyncio
+async def test_fifty_users_by_ten_lose_nothing_and_keep_each_users_order(
+        standin: TelegramStandin, echo_llm: ScriptedLLM, store: str, user_id: int) -> None:
+    users = [user_id * 100 + n for n in range(50)]
+    for uid in users:
+        set_user_mode.fn(uid, uid, "chat")
+    app = new_bot()
+    async with running(app):
+        for i in range(10):  # interleaved, as a burst of many users arrives
+            for uid in users:
+                standin.send_text(uid, f"вопрос {i} от {uid}")
+        for uid in users:
+            await standin.wait_for_bot_messages_async(uid, 10, timeout=300)
+    for uid in users:
+        expected = [f"вопрос {i} от {uid}" for i in range(10)]
+        assert answers(standin, uid) == [f"Ответ: {q}" for q in expected], uid
+        assert questions_in_history(store, uid) == expected, uid
+    assert dispatcher_of(app).lanes.max_running_per_key == 1
+    with psycopg.connect(store) as conn:
+        statuses = conn.execute("select status, count(*) from inbox where user_id = any(%s) group by status",
+                                (users,)).fetchall()
+    assert dict(statuses) == {"done": 500}
+
+
+@pytest.mark.asyncio
+async def test_an_update_the_store_cannot_take_is_not_acknowledged(
+        standin: TelegramStandin, store: str, user_id: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the inbox cannot store, polling does not confirm the batch; it is taken once it can."""
+    import grove.bot
+    from grove.db import StoreUnavailable
+
+    real = grove.bot.inbox.store
+    refusing = {"on": True}
+
+    def store_or_fail(*args, **kwargs):  # type: ignore[no-untyped-def]
+        if refusing["on"]:
+            raise StoreUnavailable("Postgres is unavailable: connection refused (test)")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(grove.bot.inbox, "store", store_or_fail)
+    async with running(new_bot()):
+        standin.send_text(user_id, "/start")
+        await asyncio.sleep(3)
+        assert len(standin.pending_updates()) == 1  # still Telegram's: not acknowledged
+        assert standin.bot_messages(user_id) == []
+        refusing["on"] = False
+        [menu] = await standin.wait_for_bot_messages_async(user_id, 1, timeout=60)
+    assert menu["text"] == "Выберите режим работы"
+    assert not standin.pending_updates()
+
+
+# ----------------------------------------------------------------------------- crashes
+
+BOT_PROCESS = """
+import logging, signal, sys
+logging.basicConfig(level=logging.WARNING)
+from grove.bot import build_application, parse_stored
+from grove.dispatch import Dispatcher
+from grove.settings import get_settings
+from grove.worker import JobWorker
+
+settings = get_settings().model_copy(update={"telegram_poll_timeout": 1})
+dispatcher = Dispatcher(parse=parse_stored)
+dispatcher.recover()
+dispatcher.start()
+JobWorker(poll=0.2).start()
+app = build_application(settings, dispatcher.submit)
+print("ready", flush=True)
+app.run_polling(timeout=1, poll_interval=0, stop_signals=(signal.SIGTERM,))
+"""
+
+
+class BotProcess:
+    """The bot (receiver, lanes, outbox, a job worker) in a process of its own, to be killed."""
+
+    def __init__(self) -> None:
+        env = {**os.environ, "GROVE_JOB_LEASE_SECONDS": "4", "PYTHONUNBUFFERED": "1"}
+        self.process = subprocess.Popen([sys.executable, "-c", BOT_PROCESS], cwd=ROOT, env=env,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert self.process.stdout is not None
+        self.output: list[str] = []
+        for line in self.process.stdout:  # log lines may come first
+            self.output.append(line)
+            if line.strip() == "ready":
+                break
+        else:
+            raise AssertionError("the bot process did not start:\n" + "".join(self.output))
+        threading.Thread(target=self._drain, daemon=True).start()  # a full pipe would block the bot
+
+    def _drain(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.output.append(line)
+
+    def kill(self) -> None:
+        os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(60)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def wait_until(check, timeout: float = 120.0, every: float = 0.2):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(every)
+    raise AssertionError("condition not met in time")
+
+
+def one_row(url: str, sql: str, *params: object) -> tuple:
+    with psycopg.connect(url) as conn:
+        return conn.execute(sql, params).fetchone()
+
+
+def test_a_chat_answer_in_flight_survives_kill_9_and_is_answered_once(
+        standin: TelegramStandin, store: str, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
+    with ScriptedLLM(default=slow(4, echo)) as llm:
+        env(GROVE_LLM_API_KEY="k", GROVE_LLM_BASE_URL=llm.base_url, GROVE_PLANNER="off", GROVE_LLM_RETRIES="0")
+        set_user_mode.fn(user_id, user_id, "chat")
+        bot = BotProcess()
+        try:
+            update = standin.send_text(user_id, "Когда подкармливать малину?")
+            wait_until(lambda: llm.requests)  # the model is answering: the turn is in flight
+            wait_until(lambda: not standin.pending_updates())  # and Telegram considers it delivered
+            bot.kill()
+            assert standin.bot_messages(user_id) == []
+            assert one_row(store, "select status from inbox where update_id = %s", update["update_id"]) == ("running",)
+            bot = BotProcess()
+            standin.wait_for_bot_messages(user_id, 1, timeout=120)
+            time.sleep(5)  # anything extra would have come by now
+        finally:
+            bot.stop()
+    assert answers(standin, user_id) == ["Ответ: Когда подкармливать малину?"]
+    assert questions_in_history(store, user_id) == ["Когда подкармливать малину?"]
+    assert one_row(store, "select status, attempts from inbox where update_id = %s",
+                   update["update_id"]) == ("done", 2)
+
+
+@pytest.mark.models
+def test_an_ingestion_in_flight_survives_kill_9_and_is_confirmed_once(
+        standin: TelegramStandin, store: str, user_id: int, tmp_path: Path) -> None:
+    from tests.support.documents import make_pdf
+
+    set_user_mode.fn(user_id, user_id, "documents")
+    pages = [(f"Страница {n}. Малину обрезают весной до первой почки, а ремонтантную — под корень осенью. " * 12)
+             for n in range(1, 9)]
+    pdf = tmp_path / "обрезка.pdf"
+    make_pdf(pages, pdf)
+    bot = BotProcess()
+    try:
+        standin.send_document(user_id, pdf.read_bytes(), "обрезка.pdf", "application/pdf")
+        [ack] = standin.wait_for_bot_messages(user_id, 1, timeout=60)
+        assert ack["text"].startswith("Принял «обрезка.pdf», индексирую")
+        wait_until(lambda: one_row(store, "select count(*) from jobs where user_id = %s and status = 'running'",
+                                   user_id) == (1,))
+        bot.kill()
+        bot = BotProcess()
+        wait_until(lambda: one_row(store, "select status from jobs where user_id = %s", user_id) == ("done",),
+                   timeout=400)
+        time.sleep(3)
+    finally:
+        bot.stop()
+    [message] = standin.bot_messages(user_id)  # the acknowledgement, edited into the confirmation
+    assert message["message_id"] == ack["message_id"]
+    assert message["text"].startswith("✅ Проиндексировано: ")
+    assert one_row(store, "select count(*) from documents where owner_id = %s", user_id) == (1,)
+    assert one_row(store, "select attempts from jobs where user_id = %s", user_id)[0] >= 2
