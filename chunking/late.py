@@ -42,7 +42,9 @@ No settings and no global state here: the caller passes the model.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager as ContextManager
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -262,6 +264,7 @@ def late_chunk_embeddings(
     window_tokens: int = 2048,
     overlap_tokens: int = 256,
     pool_prompt: bool = True,
+    window_guard: Callable[[int, int], ContextManager[object]] | None = None,
 ) -> np.ndarray:
     """Late-chunked vectors ``[len(chunks), dim]`` (float32, normalised like ``model.encode``).
 
@@ -271,10 +274,13 @@ def late_chunk_embeddings(
     prompt tokens; ``overlap_tokens`` the minimum overlap of neighbouring
     windows. ``pool_prompt`` adds the frame tokens (special + prompt tokens,
     as the Pooling module would) to every chunk's mean - see the module
-    docstring for why that is the default.
+    docstring for why that is the default. ``window_guard(k, n)``, if given, wraps the
+    forward pass of window ``k`` of ``n`` (the caller holds the model only per window and
+    can report progress or stop between windows).
     """
     import torch
 
+    guard = window_guard or (lambda k, n: nullcontext())
     layout = _layout(model)
     if not chunks:
         return np.zeros((0, _dimension(model)), dtype=np.float32)
@@ -312,7 +318,8 @@ def late_chunk_embeddings(
     with torch.inference_mode():
         for k, (ws, we, keep_start, keep_end) in enumerate(windows):
             ids = doc.prefix_ids + doc.prompt_ids + doc.text_ids[ws:we] + doc.suffix_ids
-            emb = _run_window(layout, ids, device)
+            with guard(k, len(windows)):
+                emb = _run_window(layout, ids, device)
             token_dtype = emb.dtype
             emb = emb.float().cpu()
             text_emb = emb[n_prefix + n_prompt : n_prefix + n_prompt + (we - ws)]

@@ -1,30 +1,33 @@
 """Ingestion ("База" mode, seed 001 §4.1.2): links, media and files → chunks → pgvector.
 
-`ingest` is one flow run per message, named after its source: a classifier
-splits the message into items and each item runs as its own parallel branch
-(`ingest-file-report.pdf`), with one task per stage and an artifact. The bot
-only confirms what was indexed.
+`ingest` indexes the items of one message, each item as its own parallel branch
+(`ingest-file-report.pdf`), with one task per stage and an artifact. From Telegram
+it runs as a background job (`ingest_job`): the upload was acknowledged at once,
+the acknowledgement is edited with progress, and finally with what was indexed.
 """
 
 from __future__ import annotations
 
 import shutil
+import threading
 import time
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from prefect import flow, runtime, task
-from prefect.artifacts import create_markdown_artifact
-from prefect.states import Completed, Failed, State
+from grove.observe import artifact, current_run, flow, task
 from pydantic import BaseModel
 
+from grove import jobs, outbox
+from grove.db import StoreUnavailable, unit_of_work
+from grove.messages import Reply
+from grove.settings import get_settings
 from nodes.chunk_document import chunk_document
 from nodes.document_store import content_hash, find_document, store_document
 from nodes.embedder import embed_chunks
 from nodes.fetch_url import fetch_url, user_message_for
 from nodes.ingest_types import ExtractedDocument, IngestError, IngestItem, SourceType
 from nodes.parse_files import parse_file_task
-from nodes.progress import report
+from nodes.progress import report, reporting, working_on
 from nodes.telegram_files import download_telegram_file
 from nodes.transcribe import transcribe
 
@@ -54,18 +57,18 @@ def _source_label(item: IngestItem) -> str:
     return f"{item.kind}-{display_name(item).split('://', 1)[-1][:80]}"
 
 
-def _flow_run_name() -> str:
+def _flow_run_name(parameters: dict[str, Any]) -> str:
     """Named after the source (`ingest-file-report.pdf`), or the first of several (`… +2`)."""
     items = [i if isinstance(i, IngestItem) else IngestItem.model_validate(i)
-             for i in runtime.flow_run.parameters.get("items") or []]
+             for i in parameters.get("items") or []]
     if not items:
         return "ingest"
     more = f" +{len(items) - 1}" if len(items) > 1 else ""
     return f"ingest-{_source_label(items[0])}{more}"
 
 
-def _branch_run_name() -> str:
-    item = runtime.task_run.parameters.get("item")
+def _branch_run_name(parameters: dict[str, Any]) -> str:
+    item = parameters.get("item")
     if isinstance(item, dict):
         item = IngestItem.model_validate(item)
     return f"ingest-{_source_label(item)}" if isinstance(item, IngestItem) else "ingest-branch"
@@ -121,9 +124,16 @@ def _summary(item: IngestItem, outcome: IngestOutcome, document: ExtractedDocume
     return "### Ingestion\n\n| | |\n|---|---|\n" + "\n".join(rows)
 
 
-def ingest_source(item: IngestItem, owner_id: int, subcategory: str | None = None) -> IngestOutcome:
+def ingest_source(item: IngestItem, owner_id: int, subcategory: str | None = None,
+                  job_id: int | None = None) -> IngestOutcome:
     """extract → (dedupe) → chunk → embed → store for one source; raises IngestError on bad input."""
     name = display_name(item)
+    with working_on(name):
+        return _ingest_source(item, name, owner_id, subcategory, job_id)
+
+
+def _ingest_source(item: IngestItem, name: str, owner_id: int, subcategory: str | None,
+                   job_id: int | None) -> IngestOutcome:
     timings: dict[str, float] = {}
     started = time.perf_counter()
     try:
@@ -132,7 +142,10 @@ def ingest_source(item: IngestItem, owner_id: int, subcategory: str | None = Non
         timings["extract"] = time.perf_counter() - started
         existing = find_document(owner_id, content_hash(document.text))
         if existing is not None:
-            outcome = IngestOutcome(name=name, status="duplicate", title=existing.title or document.title,
+            # A job resumed after a crash finds what it stored itself: that was "indexed".
+            mine = job_id is not None and existing.job_id == job_id
+            outcome = IngestOutcome(name=name, status="indexed" if mine else "duplicate",
+                                    title=existing.title or document.title,
                                     chunks=existing.chunk_count, document_id=existing.document_id)
         else:
             mark = time.perf_counter()
@@ -144,15 +157,15 @@ def ingest_source(item: IngestItem, owner_id: int, subcategory: str | None = Non
             timings["embed"] = time.perf_counter() - mark
             report(name, "store", len(chunked.chunks), len(chunked.chunks))
             mark = time.perf_counter()
-            stored = store_document(owner_id, document, chunked.records, vectors, subcategory)
+            stored = store_document(owner_id, document, chunked.records, vectors, subcategory, job_id)
             timings["store"] = time.perf_counter() - mark
             outcome = IngestOutcome(
-                name=name, status="duplicate" if stored.duplicate else "indexed",
+                name=name, status="duplicate" if stored.duplicate and stored.job_id != job_id else "indexed",
                 title=document.title, chunks=stored.chunk_count,
                 duration_seconds=document.duration_seconds, document_id=stored.document_id)
         report(name, "done", 1, 1)
         timings["total"] = time.perf_counter() - started
-        create_markdown_artifact(markdown=_summary(item, outcome, document, timings),
+        artifact(markdown=_summary(item, outcome, document, timings),
                                  description=f"Ingestion of {name}")
         return outcome
     finally:
@@ -201,15 +214,113 @@ def confirmation(outcomes: list[IngestOutcome]) -> str:
 
 
 @flow(name="ingest", flow_run_name=_flow_run_name)
-def ingest(items: list[IngestItem], owner_id: int, subcategory: str | None = None) -> State:
-    """Run every item as a parallel branch; Failed (with the reasons) if any item failed."""
-    futures = [ingest_branch.submit(item, owner_id, subcategory) for item in items]
+def ingest(items: list[IngestItem], owner_id: int, subcategory: str | None = None,
+           job_id: int | None = None) -> list[IngestOutcome]:
+    """Run every item as a parallel branch; the run is Failed (with the reasons) if any item failed."""
+    futures = [ingest_branch.submit(item, owner_id, subcategory, job_id) for item in items]
     outcomes = []
     for item, future in zip(items, futures):
         result = future.result(raise_on_failure=False)
+        if isinstance(result, (StoreUnavailable, JobStopped)):
+            raise result  # not the item's fault: the job stops and runs again later
         outcomes.append(_failed(item, result) if isinstance(result, BaseException) else result)
     failed = [o for o in outcomes if o.status == "failed"]
-    if failed:
+    run = current_run()
+    if failed and run is not None:
         reasons = "; ".join(f"{o.name}: {o.reason}" for o in failed)
-        return Failed(message=f"{len(failed)} of {len(outcomes)} items failed: {reasons}", data=outcomes)
-    return Completed(data=outcomes)
+        run.fail(f"{len(failed)} of {len(outcomes)} items failed: {reasons}")
+    return outcomes
+
+
+# ------------------------------------------------------------------ the background job (Telegram)
+
+STAGE_WORDS = {"extract": "читаю", "embed": "векторизую", "store": "сохраняю", "done": "готово"}
+
+
+class JobStopped(Exception):
+    """The job was stopped from outside (shutdown, lost lease, store gone): it runs again later."""
+
+
+class ProgressMessage:
+    """The upload's acknowledgement, edited with progress at most every `every` seconds.
+
+    Called from the branches' threads through `nodes.progress`; raising `JobStopped` there
+    stops the work between batches when `stop` is set.
+    """
+
+    def __init__(self, job: jobs.Job, labels: list[str], every: float, stop: threading.Event) -> None:
+        self.job, self.labels, self.every, self.stop = job, labels, every, stop
+        self.state: dict[str, tuple[str, float, float]] = {}
+        self.lock = threading.Lock()
+        self.last = time.monotonic()
+        self.message_id: int | None = None
+        self.edits = 0
+
+    def __call__(self, source: str, stage: str, done: float, total: float) -> None:
+        if self.stop.is_set():
+            raise JobStopped("stopped")
+        with self.lock:
+            self.state[source] = (stage, done, total)
+            if time.monotonic() - self.last < self.every:
+                return
+            self.last = time.monotonic()
+            text = self.text()
+        self._edit(text)
+
+    def text(self) -> str:
+        lines = []
+        for source, (stage, done, total) in self.state.items():
+            step = STAGE_WORDS.get(stage, stage)
+            amount = f" {done:g}/{total:g}" if total > 1 and stage == "embed" else ""
+            lines.append(f"⏳ «{source[:80]}»: {step}{amount}")
+        return "Индексирую…\n" + "\n".join(lines)
+
+    def _edit(self, text: str) -> None:
+        from nodes.telegram_reply import edit_text
+
+        if self.job.ack_id is None:
+            return
+        if self.message_id is None:
+            try:
+                self.message_id = outbox.message_id_of(self.job.ack_id)
+            except StoreUnavailable:
+                return  # the job's heartbeat reports a lost store; progress is only a courtesy
+        if self.message_id is not None and edit_text(self.job.chat_id, self.message_id, text):
+            self.edits += 1
+
+
+def _trace() -> dict[str, Any] | None:
+    run = current_run()
+    return run.summary() if run is not None else None
+
+
+def _job_run_name(parameters: dict[str, Any]) -> str:
+    job = parameters.get("job")
+    return f"ingest-job-{job.id}-user{job.user_id}" if isinstance(job, jobs.Job) else "ingest-job"
+
+
+@flow(name="ingest-job", flow_run_name=_job_run_name)
+def ingest_job(job: jobs.Job, stop: threading.Event | None = None) -> list[IngestOutcome]:
+    """Index an upload in the background: progress in its acknowledgement, then the confirmation.
+
+    The confirmation and the job's end are written in one transaction and delivered after it,
+    so a crash between them never confirms twice or forgets to confirm.
+    """
+    from nodes.telegram_reply import deliver_row
+
+    items = [IngestItem.model_validate(i) for i in job.payload["items"]]
+    progress = ProgressMessage(job, [display_name(i) for i in items], get_settings().progress_every,
+                               stop or threading.Event())
+    with reporting(progress):
+        outcomes = ingest(items, job.user_id, job_id=job.id)
+    failed = [o for o in outcomes if o.status == "failed"]
+    source = outbox.Source(job_id=job.id)
+    with unit_of_work(), outbox.collecting(source):
+        reply = Reply(chat_id=job.chat_id, text=confirmation(outcomes))
+        outbox.add(job.chat_id, reply.model_dump(mode="json"), edit_of=job.ack_id)
+        jobs.finish(job.id, "failed" if failed else "done",
+                    result={"outcomes": [o.model_dump(mode="json") for o in outcomes],
+                            "progress_edits": progress.edits, "trace": _trace()},
+                    error="; ".join(f"{o.name}: {o.reason}" for o in failed) or None)
+    outbox.deliver(outbox.unsent(source), deliver_row)
+    return outcomes

@@ -22,6 +22,16 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_work(args: argparse.Namespace) -> int:
+    """The background worker (indexing jobs) against DATABASE_URL."""
+    from grove.db import prepare_database
+    from grove.worker import work_forever
+
+    prepare_database()
+    work_forever()
+    return 0
+
+
 def _cmd_console(args: argparse.Namespace) -> int:
     """Console against an already running store/Prefect (DATABASE_URL, PREFECT_API_URL)."""
     from grove.console import run_console
@@ -85,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="serve the flows as deployments (needs PREFECT_API_URL)")
     p.set_defaults(func=_cmd_serve)
+
+    p = sub.add_parser("work", help="run background jobs (indexing); `grove up` starts one")
+    p.set_defaults(func=_cmd_work)
 
     p = sub.add_parser("console", help="talk to the flows from the terminal")
     p.set_defaults(func=_cmd_console)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import psycopg
-from prefect import task
+from grove.observe import task
 from pydantic import BaseModel
 
 from grove.db import transaction
@@ -40,18 +40,19 @@ class StoredDocument(BaseModel):
     title: str | None
     chunk_count: int
     duplicate: bool
+    job_id: int | None = None  # the background job that stored it (a resumed job knows its own work)
 
 
 def _existing(conn: psycopg.Connection, owner_id: int, digest: str) -> StoredDocument | None:
     row = conn.execute(
-        "select id, title, chunk_count from documents"
+        "select id, title, chunk_count, job_id from documents"
         " where owner_id = %s and content_hash = %s and is_active",
         (owner_id, digest),
     ).fetchone()
     if row is None:
         return None
     return StoredDocument(document_id=row["id"], title=row["title"],
-                          chunk_count=row["chunk_count"], duplicate=True)
+                          chunk_count=row["chunk_count"], duplicate=True, job_id=row["job_id"])
 
 
 @task(name="find-document", retries=2, retry_delay_seconds=1)
@@ -68,6 +69,7 @@ def store_document(
     chunks: Sequence[ChunkRecord],
     embeddings: Sequence[Sequence[float]] | np.ndarray,
     subcategory: str | None = None,
+    job_id: int | None = None,
 ) -> StoredDocument:
     """Insert the document row and every chunk in one transaction.
 
@@ -85,14 +87,14 @@ def store_document(
             """
             insert into documents (owner_id, source_type, source_identifier, title, author,
                                    published_at, subcategory, content_hash, char_count,
-                                   chunk_count, duration_seconds, meta)
-            values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb)
+                                   chunk_count, duration_seconds, meta, job_id)
+            values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s)
             on conflict (owner_id, content_hash) where is_active do nothing
             returning id
             """,
             (owner_id, document.source_type, document.source_identifier, document.title,
              document.author, document.published_at, subcategory, digest, len(document.text),
-             len(chunks), document.duration_seconds, _json(meta)),
+             len(chunks), document.duration_seconds, _json(meta), job_id),
         ).fetchone()
         if row is None:
             existing = _existing(conn, owner_id, digest)
@@ -111,7 +113,7 @@ def store_document(
                     chunk.position, chunk.text, content_hash(chunk.text), vector_text(vector),
                 ))
     return StoredDocument(document_id=document_id, title=document.title,
-                          chunk_count=len(chunks), duplicate=False)
+                          chunk_count=len(chunks), duplicate=False, job_id=job_id)
 
 
 @task(name="delete-user-documents", retries=2, retry_delay_seconds=1)

@@ -17,16 +17,18 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from prefect import task
+from grove.observe import task
 
 from chunking import Chunk, late_chunk_embeddings, naive_chunk_embeddings
 from grove.settings import Settings, get_settings
+from nodes import progress
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -144,18 +146,65 @@ def _load_model(key: _ModelKey, settings: Settings) -> SentenceTransformer:
     return model
 
 
+class PriorityLock:
+    """The model's lock, where urgent holders (a user's query) go before waiting background ones.
+
+    Indexing holds it for one batch or one late-chunking window at a time, never a whole
+    document, and yields to any query waiting for it; a query waits at most for the batch
+    in progress. Re-entrant for its holder. Used as a context manager it is an urgent hold.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._owner: int | None = None
+        self._depth = 0
+        self._urgent_waiting = 0
+
+    @contextmanager
+    def hold(self, urgent: bool = True) -> Iterator[None]:
+        me = threading.get_ident()
+        with self._cond:
+            if self._owner == me:
+                self._depth += 1
+            else:
+                if urgent:
+                    self._urgent_waiting += 1
+                try:
+                    self._cond.wait_for(lambda: self._owner is None and (urgent or not self._urgent_waiting))
+                finally:
+                    if urgent:
+                        self._urgent_waiting -= 1
+                self._owner, self._depth = me, 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._owner = None
+                    self._cond.notify_all()
+
+    def __enter__(self) -> None:
+        self._held = self.hold(urgent=True)
+        self._held.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        self._held.__exit__(*exc)
+
+
 class Embedder:
     """One loaded embedding model and the operations grove needs from it.
 
     Every model call holds the instance's lock: a fast tokenizer is not safe to
     share between threads (``RuntimeError: Already borrowed``), and two
     concurrent forward passes on a 2-core machine only slow each other down.
+    Queries hold it urgently; indexing one batch or window at a time (`PriorityLock`).
     """
 
     def __init__(self, model: SentenceTransformer, *, settings: Settings | None = None) -> None:
         self.model = model
         self._settings = settings
-        self._lock: threading.RLock = threading.RLock()
+        self._lock = PriorityLock()
         getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         self.dim: int = int(getter())
 
@@ -165,8 +214,8 @@ class Embedder:
         return self._settings or get_settings()
 
     @property
-    def lock(self) -> threading.RLock:
-        """Hold it when using :attr:`model` or :attr:`tokenizer` directly (e.g. a reranker)."""
+    def lock(self) -> PriorityLock:
+        """Hold it (`with embedder.lock:`) when using :attr:`model` or :attr:`tokenizer` directly (a reranker)."""
         return self._lock
 
     @property
@@ -178,11 +227,26 @@ class Embedder:
         with self._lock:
             return len(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
 
-    def _encode(self, texts: Sequence[str], prompt: str) -> np.ndarray:
-        with self._lock:
-            return naive_chunk_embeddings(
-                self.model, list(texts), prompt=prompt, batch_size=self.settings.embedding_batch_size
-            )
+    def _encode(self, texts: Sequence[str], prompt: str, *, urgent: bool) -> np.ndarray:
+        """Batch by batch, the lock held per batch; background work reports progress between batches.
+
+        Texts are batched in order of length (and put back in order after), so a batch pads
+        little: its texts are about as long as each other.
+        """
+        if not texts:
+            return naive_chunk_embeddings(self.model, [], prompt=prompt)
+        size = max(1, self.settings.embedding_batch_size)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vectors: list[np.ndarray] = []
+        for start in range(0, len(order), size):
+            batch = [texts[i] for i in order[start:start + size]]
+            with self._lock.hold(urgent):
+                vectors.append(naive_chunk_embeddings(self.model, batch, prompt=prompt, batch_size=size))
+            if not urgent:
+                progress.step("embed", min(start + size, len(texts)), len(texts))
+        result = np.empty_like(np.concatenate(vectors))
+        result[order] = np.concatenate(vectors)
+        return result
 
     def embed_query(self, text: str) -> np.ndarray:
         """One query vector ``[dim]`` (query prompt)."""
@@ -190,11 +254,17 @@ class Embedder:
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Query vectors ``[n, dim]`` (query prompt)."""
-        return self._encode(texts, self.settings.embedding_query_prompt)
+        return self._encode(texts, self.settings.embedding_query_prompt, urgent=True)
 
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors ``[n, dim]`` of standalone passages (document prompt)."""
-        return self._encode(texts, self.settings.embedding_document_prompt)
+    def embed_documents(self, texts: Sequence[str], *, urgent: bool = False) -> np.ndarray:
+        """Vectors ``[n, dim]`` of standalone passages (document prompt); background work by default."""
+        return self._encode(texts, self.settings.embedding_document_prompt, urgent=urgent)
+
+    @contextmanager
+    def _window(self, k: int, n: int, chunks: int) -> Iterator[None]:
+        with self._lock.hold(urgent=False):
+            yield
+        progress.step("embed", round(chunks * (k + 1) / n), chunks)
 
     def embed_chunks(
         self, text: str, chunks: Sequence[Chunk], mode: ChunkingMode | None = None
@@ -212,7 +282,7 @@ class Embedder:
             return self.embed_documents([c.text for c in chunks])
         if mode != "late":
             raise ValueError(f"unknown chunking mode {mode!r} (expected 'late' or 'naive')")
-        with self._lock:
+        with self._lock.hold(urgent=False):  # tokenizing the document
             return late_chunk_embeddings(
                 self.model,
                 text,
@@ -220,6 +290,7 @@ class Embedder:
                 prompt=settings.embedding_document_prompt,
                 window_tokens=min(settings.late_window_tokens, settings.embedding_max_tokens),
                 overlap_tokens=settings.late_window_overlap_tokens,
+                window_guard=lambda k, n: self._window(k, n, len(chunks)),
             )
 
 

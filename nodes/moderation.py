@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 
 import psycopg
-from prefect import task
+from grove.observe import task
 from pydantic import BaseModel
 
 from grove.db import transaction
@@ -133,7 +133,7 @@ def approve(item_id: int, reviewer_id: int, edited_answer: str | None = None) ->
     if item.status != "pending":
         return Review(item=item, done=False, reason=item.status)
     answer = (edited_answer or item.answer).strip()
-    vector = get_embedder().embed_documents([qa_text(item.question, answer)])[0]
+    vector = get_embedder().embed_documents([qa_text(item.question, answer)], urgent=True)[0]
     profile = active_profile()
     category = item.category_guess or (profile.category if profile else "общая консультация")
     with transaction() as conn:

@@ -8,6 +8,7 @@ querying the chunks in Postgres.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
@@ -45,6 +46,8 @@ PDF_PAGES = [
     "Смородину подкармливают весной азотом, а после сбора ягод — калием и фосфором.",
 ]
 SPEECH = "Клубнику поливают утром тёплой водой. Ягоды собирают каждые два дня."
+# A different recording for the video: the same words would be the same document (a duplicate).
+VIDEO_SPEECH = "Ягоды клубники собирают утром, пока они прохладные."
 
 
 def chunks_of(url: str, user_id: int) -> list[dict]:
@@ -77,6 +80,30 @@ async def reply_to(standin: TelegramStandin, user_id: int, send) -> str:  # type
     return messages[-1]["text"]
 
 
+async def indexed(standin: TelegramStandin, user_id: int, send) -> str:  # type: ignore[no-untyped-def]
+    """An upload is acknowledged at once; that one message is then edited into what was indexed."""
+    before = len(standin.bot_messages(user_id))
+    send()
+    messages = await standin.wait_for_bot_messages_async(user_id, before + 1, timeout=60)
+    ack = messages[before]
+    assert ack["text"].startswith("Принял «"), ack["text"]
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        now = standin.bot_messages(user_id)
+        current = next(m for m in now if m["message_id"] == ack["message_id"])
+        if not current["text"].startswith(("Принял", "Индексирую")):
+            assert len(now) == before + 1, [m["text"] for m in now[before:]]  # edited, not sent anew
+            return current["text"]
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"the upload was not confirmed: {current['text']!r}")
+
+
+def job_trace(url: str, user_id: int) -> dict:
+    with psycopg.connect(url) as conn:
+        return conn.execute("select result from jobs where user_id = %s order by id desc limit 1",
+                            (user_id,)).fetchone()[0]["trace"]
+
+
 async def test_pdf_docx_and_text_files(standin: TelegramStandin, store: str, user_id: int,
                                        other_user_id: int, tmp_path: Path) -> None:
     pdf = make_pdf(PDF_PAGES, tmp_path / "ягоды.pdf", title="Ягодник")
@@ -84,16 +111,16 @@ async def test_pdf_docx_and_text_files(standin: TelegramStandin, store: str, use
                      [["Сорт", "Срок созревания"], ["Малахит", "июль"]], tmp_path / "крыжовник.docx")
     txt = make_text_file(tmp_path / "заметки.txt", "Жимолость цветёт первой из ягодных культур.\n"
                          "Её ягоды созревают в конце мая.", "cp1251")
-    async with running(new_bot()):
+    async with running(new_bot(), worker=True):
         await choose_documents(standin, user_id)
-        said_pdf = await reply_to(standin, user_id, lambda: standin.send_document(
+        said_pdf = await indexed(standin, user_id, lambda: standin.send_document(
             user_id, pdf.read_bytes(), "ягоды.pdf", "application/pdf"))
-        said_docx = await reply_to(standin, user_id, lambda: standin.send_document(
+        said_docx = await indexed(standin, user_id, lambda: standin.send_document(
             user_id, docx.read_bytes(), "крыжовник.docx",
             "application/vnd.openxmlformats-officedocument.wordprocessingml.document"))
-        said_txt = await reply_to(standin, user_id, lambda: standin.send_document(
+        said_txt = await indexed(standin, user_id, lambda: standin.send_document(
             user_id, txt.read_bytes(), "заметки.txt", "text/plain"))
-        again = await reply_to(standin, user_id, lambda: standin.send_document(
+        again = await indexed(standin, user_id, lambda: standin.send_document(
             user_id, pdf.read_bytes(), "ягоды-копия.pdf", "application/pdf"))
 
     assert said_pdf.startswith("✅ Проиндексировано: «Ягодник»") and "фрагментов:" in said_pdf
@@ -122,9 +149,9 @@ async def test_links_in_one_message_run_as_parallel_branches(
     with HtmlSite(slow_seconds=3) as site:
         site.routes["/slow-plain"] = Route(headers={"Content-Type": "text/plain; charset=utf-8"},
                                            body="\n".join(ARTICLE_SENTENCES[:3]).encode(), delay=3)
-        async with running(new_bot()):
+        async with running(new_bot(), worker=True):
             await choose_documents(standin, user_id)
-            said = await reply_to(standin, user_id, lambda: standin.send_text(
+            said = await indexed(standin, user_id, lambda: standin.send_text(
                 user_id, f"Почитай {site.url('/slow')}, {site.url('/slow-plain')} и ещё "
                          f"{site.url('/missing')}, пожалуйста"))
     lines = said.splitlines()
@@ -133,11 +160,18 @@ async def test_links_in_one_message_run_as_parallel_branches(
     text = " ".join(r["chunk_text"] for r in chunks_of(store, user_id))
     assert ARTICLE_SENTENCES[0] in text and FOOTER_MARKER not in text  # boilerplate dropped
     assert {r["source_type"] for r in chunks_of(store, user_id)} == {"url"}
-    with get_client(sync_client=True) as client:
+    stages = {st["name"]: st for st in job_trace(store, user_id)["stages"]
+              if st["name"].startswith(f"ingest-link-127.0.0.1:{site.port}") and " +" not in st["name"]}
+    assert sorted(st["state"] for st in stages.values()) == ["COMPLETED", "COMPLETED", "FAILED"]
+    # Each slow page takes 3 s to answer; run one after the other they could not overlap.
+    first, second = sorted((st for st in stages.values() if st["state"] == "COMPLETED"),
+                           key=lambda st: st["started"])
+    assert second["started"] < first["started"] + first["seconds"]
+    with get_client(sync_client=True) as client:  # ops see the same in Prefect: one run, its branches
         deadline = time.monotonic() + 60
-        while True:  # task runs reach the server asynchronously
-            runs = client.read_task_runs(task_run_filter=TaskRunFilter(
-                name=TaskRunFilterName(like_=f"ingest-link-127.0.0.1:{site.port}")))
+        while True:  # the record reaches the server in the background
+            runs = [r for r in client.read_task_runs(task_run_filter=TaskRunFilter(
+                name=TaskRunFilterName(like_=f"ingest-link-127.0.0.1:{site.port}"))) if " +" not in r.name]
             if (len(runs) == 3 and all(r.state and r.state.is_final() for r in runs)) \
                     or time.monotonic() > deadline:
                 break
@@ -151,9 +185,6 @@ async def test_links_in_one_message_run_as_parallel_branches(
             flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[runs[0].flow_run_id])))
     summaries = [a.data for a in artifacts if a.type == "markdown"]
     assert len(summaries) == 2 and all("| chunks |" in md and "time: embed" in md for md in summaries)
-    # Each slow page takes 3 s to answer; run one after the other they could not overlap.
-    first, second = sorted((r for r in runs if r.state.is_completed()), key=lambda r: r.start_time)
-    assert second.start_time < first.end_time
 
 
 @pytest.mark.models
@@ -162,20 +193,21 @@ async def test_voice_and_video_are_transcribed_with_timestamps(
 ) -> None:
     require(festival_missing())
     samples = speak(SPEECH, tmp_path, "speech")
+    video_samples = speak(VIDEO_SPEECH, tmp_path, "video-speech")
     voice = write_audio(tmp_path / "voice.ogg", [samples])
-    video = write_video(tmp_path / "clip.mp4", samples)
-    async with running(new_bot()):
+    video = write_video(tmp_path / "clip.mp4", video_samples)
+    async with running(new_bot(), worker=True):
         await choose_documents(standin, user_id)
-        said_voice = await reply_to(standin, user_id, lambda: standin.send_voice(
+        said_voice = await indexed(standin, user_id, lambda: standin.send_voice(
             user_id, voice.read_bytes(), duration=int(len(samples) / 16000) + 1))
-        said_video = await reply_to(standin, user_id, lambda: standin.send_video(
-            user_id, video.read_bytes(), duration=int(len(samples) / 16000) + 1, file_name="clip.mp4"))
+        said_video = await indexed(standin, user_id, lambda: standin.send_video(
+            user_id, video.read_bytes(), duration=int(len(video_samples) / 16000) + 1, file_name="clip.mp4"))
     assert "✅" in said_voice and "длительность 0:0" in said_voice
     assert "✅" in said_video
     rows = chunks_of(store, user_id)
     assert {r["source_type"] for r in rows} == {"voice", "video"}
     heard = " ".join(r["chunk_text"] for r in rows).lower()
-    assert "клубник" in heard and "ягод" in heard
+    assert "клубник" in heard and "поливают" in heard and "прохладн" in heard  # both recordings, by their words
     assert all(r["ts_start"] is not None and r["ts_end"] >= r["ts_start"] for r in rows)
     assert all(r["duration_seconds"] and r["duration_seconds"] > 2 for r in rows)
 
@@ -183,19 +215,19 @@ async def test_voice_and_video_are_transcribed_with_timestamps(
 async def test_bad_input_gets_a_clear_message_and_writes_nothing(
     standin: TelegramStandin, store: str, user_id: int, tmp_path: Path
 ) -> None:
-    async with running(new_bot()):
+    async with running(new_bot(), worker=True):
         await choose_documents(standin, user_id)
-        unknown = await reply_to(standin, user_id, lambda: standin.send_document(
+        unknown = await indexed(standin, user_id, lambda: standin.send_document(
             user_id, b"MZ\x90\x00binary", "setup.exe", "application/octet-stream"))
-        corrupt = await reply_to(standin, user_id, lambda: standin.send_document(
+        corrupt = await indexed(standin, user_id, lambda: standin.send_document(
             user_id, b"%PDF-1.7\n garbage that is not a pdf", "broken.pdf", "application/pdf"))
-        empty_audio = await reply_to(standin, user_id, lambda: standin.send_voice(
+        empty_audio = await indexed(standin, user_id, lambda: standin.send_voice(
             user_id, write_audio(tmp_path / "silence.ogg", [np.zeros(16000 * 3, np.float32)]).read_bytes(),
             duration=3))
-        dead_link = await reply_to(standin, user_id, lambda: standin.send_text(
+        dead_link = await indexed(standin, user_id, lambda: standin.send_text(
             user_id, "http://169.254.169.254/latest/meta-data/"))
         file_fetches = len(standin.calls("getFile"))
-        huge = await reply_to(standin, user_id, lambda: standin.send_document(
+        huge = await indexed(standin, user_id, lambda: standin.send_document(
             user_id, b"%PDF-1.7\n" + bytes(21 * 1024 * 1024), "огромный.pdf", "application/pdf"))
     assert unknown.startswith("⚠️") and "не поддерживается" in unknown
     assert corrupt.startswith("⚠️") and "PDF" in corrupt
@@ -210,13 +242,24 @@ async def test_clean_base_removes_only_this_users_documents(
     standin: TelegramStandin, store: str, user_id: int, other_user_id: int
 ) -> None:
     note = "Ежевику укрывают на зиму, пригибая плети к земле и засыпая их лапником."
-    async with running(new_bot()):
+    async with running(new_bot(), worker=True):
         for uid in (user_id, other_user_id):
             await choose_documents(standin, uid)
-            assert "✅" in await reply_to(standin, uid, lambda uid=uid: standin.send_text(uid, note))
+            assert "✅" in await indexed(standin, uid, lambda uid=uid: standin.send_text(uid, note))
+        forged = await reply_to(standin, user_id, lambda: standin.press_button(
+            user_id, "clean_base:yes", strict=False))  # no /clean_base asked: a forged press
+        assert "больше не действует" in forged and documents_of(store, user_id) == 1
         ask = await reply_to(standin, user_id, lambda: standin.send_text(user_id, "/clean_base"))
         assert "Удалить все ваши документы" in ask
-        done = await reply_to(standin, user_id, lambda: standin.press_button(user_id, "clean_base:yes"))
+        confirm = standin.bot_messages(user_id)[-1]
+        [yes, _no] = [b["callback_data"] for b in confirm["reply_markup"]["inline_keyboard"][0]]
+        theirs = await reply_to(standin, other_user_id, lambda: standin.press_button(
+            other_user_id, yes, strict=False))  # someone else's press of this button
+        assert "больше не действует" in theirs
+        press = lambda: standin.press_button(user_id, yes, message_id=confirm["message_id"])  # noqa: E731
+        done = await reply_to(standin, user_id, press)
+        again = await reply_to(standin, user_id, press)  # a button is valid once
     assert done == "База очищена: удалено документов — 1."
+    assert "больше не действует" in again
     assert documents_of(store, user_id) == 0 and chunks_of(store, user_id) == []
     assert documents_of(store, other_user_id) == 1
