@@ -27,6 +27,8 @@ class LocalLLMServer:
     context: int = 4096
     threads: int = 2
     host: str = "127.0.0.1"
+    pid_file: Path | None = None
+    nice: int = 0
     child: ChildProcess | None = field(default=None, init=False)
 
     @property
@@ -50,7 +52,7 @@ class LocalLLMServer:
             [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
              "--chat_format", "chatml-function-calling", "--n_ctx", str(self.context),
              "--n_threads", str(self.threads), "--host", self.host, "--port", str(self.port)],
-            log_file=self.log_file,
+            log_file=self.log_file, pid_file=self.pid_file, nice=self.nice,
         )
         self.child.start()
         try:

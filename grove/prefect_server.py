@@ -25,6 +25,8 @@ class PrefectServer:
     home: Path
     port: int = 4200
     host: str = "127.0.0.1"
+    pid_file: Path | None = None
+    nice: int = 0
     child: ChildProcess | None = field(default=None, init=False)
 
     @property
@@ -62,7 +64,7 @@ class PrefectServer:
             "Prefect server",
             [sys.executable, "-m", "prefect", "server", "start", "--host", self.host,
              "--port", str(self.port), "--analytics-off"],
-            log_file=self.home / "server.log", env=env,
+            log_file=self.home / "server.log", env=env, pid_file=self.pid_file, nice=self.nice,
         )
         self.child.start()
         try:

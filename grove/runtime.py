@@ -1,8 +1,13 @@
 """`grove up`: start what is missing (Postgres, Prefect), serve the flows, run the bot.
 
 Everything this process starts it also stops, in reverse order, on Ctrl-C or
-SIGTERM: bot → served flows → Prefect server → Postgres. Services given from
-outside (DATABASE_URL, PREFECT_API_URL) are used and left alone.
+SIGTERM: bot → served flows → worker → local LLM → Prefect server → Postgres.
+Services given from outside (DATABASE_URL, PREFECT_API_URL) are used and left alone.
+
+After a crash (`kill -9`) the next `grove up` finds what the dead one started from the
+pid files in `<data>/run/`: healthy servers (Prefect, the local LLM, Postgres) are taken
+over and stopped at its own exit; the served flows and the worker are restarted. A
+process is only touched when its pid, start time and command line match its pid file.
 """
 
 from __future__ import annotations
@@ -18,9 +23,13 @@ from pathlib import Path
 
 import httpx
 
+import json
+
+import psutil
+
+from grove.child_process import ChildProcess, process_from_pid_file, stop_group
 from grove.db import prepare_database, redact
 from grove.postgres_server import EmbeddedPostgres
-from grove.child_process import ChildProcess
 from grove.prefect_server import PrefectServer
 from grove.settings import Settings, get_settings, reset_settings
 
@@ -37,6 +46,54 @@ class Stack:
 
     exit: ExitStack = field(default_factory=ExitStack)
     timings: dict[str, float] = field(default_factory=dict)
+    after_crash: bool = False  # the previous `grove up` died: its servers are ours to take over
+
+
+def run_dir(settings: Settings) -> Path:
+    return settings.data_dir / "run"
+
+
+def claim_up(settings: Settings, stack: Stack) -> None:
+    """One `grove up` per data folder; notes whether the previous one died without cleaning up."""
+    marker = run_dir(settings) / "up.json"
+    if marker.exists():
+        previous = process_from_pid_file(marker)
+        if previous is not None and previous.pid != os.getpid():
+            raise SystemExit(f"grove: `grove up` is already running for {settings.data_dir} "
+                             f"(pid {previous.pid}); stop it first")
+        stack.after_crash = True
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    me = psutil.Process()
+    marker.write_text(json.dumps({"pid": me.pid, "started": me.create_time(), "command": me.cmdline()}))
+    stack.exit.callback(marker.unlink, missing_ok=True)
+
+
+def take_over(pid_file: Path, name: str, healthy: bool, stack: Stack, quiet: bool) -> bool:
+    """A leftover server of a crashed `grove up`: kept (and stopped at exit) when healthy, else stopped.
+
+    Returns True when it was kept.
+    """
+    process = process_from_pid_file(pid_file)
+    if process is None:
+        pid_file.unlink(missing_ok=True)
+        return False
+    if healthy:
+        if not quiet:
+            say(f"taking over the {name} left running by the previous run (pid {process.pid})")
+        stack.exit.callback(_stop_leftover, process, pid_file, name, quiet)
+        return True
+    if not quiet:
+        say(f"stopping the {name} left over by the previous run (pid {process.pid})")
+    stop_group(process)
+    pid_file.unlink(missing_ok=True)
+    return False
+
+
+def _stop_leftover(process: psutil.Process, pid_file: Path, name: str, quiet: bool) -> None:
+    stop_group(process)
+    pid_file.unlink(missing_ok=True)
+    if not quiet:
+        say(f"{name} stopped")
 
 
 def start_store(settings: Settings, stack: Stack, *, quiet: bool = False) -> str:
@@ -55,7 +112,7 @@ def start_store(settings: Settings, stack: Stack, *, quiet: bool = False) -> str
         )
         already = server.is_running()
         url = server.start()
-        if not already:
+        if not already or stack.after_crash:  # a crashed run's server is ours to stop now
             stack.exit.callback(_stop_postgres, server, quiet)
         if not quiet:
             say(f"embedded Postgres on 127.0.0.1:{settings.pg_port}, data in {server.data_dir}")
@@ -80,7 +137,10 @@ def _stop_postgres(server: EmbeddedPostgres, quiet: bool = False) -> None:
 def start_prefect(settings: Settings, stack: Stack, *, reuse: bool = False, quiet: bool = False) -> str:
     """PREFECT_API_URL if set; else (reuse) a local server already up; else start one."""
     started = time.monotonic()
-    local = PrefectServer(home=settings.prefect_home, port=settings.prefect_port)
+    local = PrefectServer(home=settings.prefect_home, port=settings.prefect_port,
+                          pid_file=run_dir(settings) / "prefect.pid", nice=settings.background_nice)
+    if stack.after_crash and not settings.prefect_api_url:
+        reuse = take_over(local.pid_file, "Prefect server", local.healthy(), stack, quiet) or reuse  # type: ignore[arg-type]
     if settings.prefect_api_url:
         api = settings.prefect_api_url
         try:
@@ -106,13 +166,12 @@ def start_prefect(settings: Settings, stack: Stack, *, reuse: bool = False, quie
 
 
 def _stop_prefect(server: PrefectServer, quiet: bool = False) -> None:
-    # Send the last run logs and events while the server still answers; left for interpreter
-    # exit, they would be retried against a stopped server and delay the exit.
-    from prefect.events.worker import EventsWorker
-    from prefect.logging.handlers import APILogWorker
+    # Record the last runs while the server still answers (bounded: an exit is not held up).
+    from grove import observe
 
-    APILogWorker.drain_all(timeout=10)
-    EventsWorker.drain_all(timeout=10)
+    reporter = observe.default_reporter()
+    if reporter is not None and hasattr(reporter, "flush"):
+        reporter.flush(3.0)
     server.stop()
     if not quiet:
         say("Prefect server stopped")
@@ -136,7 +195,10 @@ def start_llm(settings: Settings, stack: Stack, *, quiet: bool = False) -> None:
         log_file=settings.data_dir / "llm" / "server.log",
         context=settings.local_llm_context,
         threads=settings.cpu_threads,
+        pid_file=run_dir(settings) / "llm.pid",
     )
+    if stack.after_crash:
+        take_over(server.pid_file, "local LLM", server.healthy(), stack, quiet)  # type: ignore[arg-type]
     if server.healthy():
         url = server.base_url
     else:
@@ -157,12 +219,26 @@ def _stop_child_server(server, name: str, quiet: bool = False) -> None:  # type:
         say(f"{name} stopped")
 
 
-def start_flow_server(stack: Stack) -> None:
+def start_flow_server(settings: Settings, stack: Stack) -> None:
     """`grove serve` as a child: the flows as deployments, runnable from the UI."""
+    pid_file = run_dir(settings) / "serve.pid"
+    take_over(pid_file, "served flows", False, stack, quiet=False)
     child = ChildProcess("served flows", [sys.executable, "-m", "grove.cli", "serve"],
-                         env=dict(os.environ))
+                         env=dict(os.environ), pid_file=pid_file,
+                         log_file=settings.data_dir / "logs" / "serve.log")
     child.start()
     stack.exit.callback(_stop_child_server, child, "served flows")
+
+
+def start_worker(settings: Settings, stack: Stack) -> None:
+    """`grove work` as a child at a lower CPU priority: indexing never slows the answers."""
+    pid_file = run_dir(settings) / "worker.pid"
+    take_over(pid_file, "worker", False, stack, quiet=False)
+    child = ChildProcess("worker", [sys.executable, "-m", "grove.cli", "work"], env=dict(os.environ),
+                         pid_file=pid_file, nice=settings.background_nice,
+                         log_file=settings.data_dir / "logs" / "worker.log")
+    child.start()
+    stack.exit.callback(_stop_child_server, child, "worker")
 
 
 def _sigterm_as_interrupt(signum: int, frame: object) -> None:
@@ -179,10 +255,12 @@ def up(*, console: bool | None = None) -> int:
     began = time.monotonic()
     with stack.exit:
         try:
+            claim_up(settings, stack)
             start_store(settings, stack)
             start_prefect(get_settings(), stack)
             start_llm(get_settings(), stack)
-            start_flow_server(stack)
+            start_worker(get_settings(), stack)
+            start_flow_server(get_settings(), stack)
             settings = get_settings()
             say(f"ready in {time.monotonic() - began:.1f} s")
             if settings.bot_token and not console:
@@ -203,25 +281,36 @@ def up(*, console: bool | None = None) -> int:
 
 
 def run_bot(settings: Settings) -> None:
-    """Long polling by default; a webhook when GROVE_TELEGRAM_WEBHOOK_URL is set."""
+    """Long polling by default; a webhook when GROVE_TELEGRAM_WEBHOOK_URL is set.
+
+    Before taking new updates, replies and updates a crash left behind are finished.
+    """
     from telegram import Update
 
-    from grove.bot import build_application, inline_dispatch, webhook_options
-    from grove.dispatch import deployment_dispatch, flow_runner
+    from grove.bot import build_application, parse_stored, webhook_options
+    from grove.dispatch import Dispatcher, deployment_turn
+    from grove import inbox
 
-    dispatch = (
-        deployment_dispatch() if settings.dispatch == "deployment" else inline_dispatch(flow_runner())
-    )
-    application = build_application(settings, dispatch)
+    turn = deployment_turn() if settings.dispatch == "deployment" else None
+    dispatcher = Dispatcher(run_turn=turn, parse=parse_stored)
+    inbox.forget_older_than(settings.inbox_keep_days)
+    delivered, resumed = dispatcher.recover()
+    if delivered or resumed:
+        say(f"after the last stop: {delivered} replies delivered, {resumed} updates resumed")
+    dispatcher.start()
+    application = build_application(settings, dispatcher.submit)
     stop_signals = (signal.SIGINT, signal.SIGTERM)
-    if settings.telegram_webhook_url:
-        say(f"Telegram bot on webhook {settings.telegram_webhook_url}")
-        application.run_webhook(**webhook_options(settings), allowed_updates=Update.ALL_TYPES,
-                                stop_signals=stop_signals)
-    else:
-        say("Telegram bot polling for updates")
-        application.run_polling(
-            allowed_updates=Update.ALL_TYPES,
-            timeout=settings.telegram_poll_timeout,
-            stop_signals=stop_signals,
-        )
+    try:
+        if settings.telegram_webhook_url:
+            say(f"Telegram bot on webhook {settings.telegram_webhook_url}")
+            application.run_webhook(**webhook_options(settings), allowed_updates=Update.ALL_TYPES,
+                                    stop_signals=stop_signals)
+        else:
+            say("Telegram bot polling for updates")
+            application.run_polling(
+                allowed_updates=Update.ALL_TYPES,
+                timeout=settings.telegram_poll_timeout,
+                stop_signals=stop_signals,
+            )
+    finally:
+        dispatcher.stop(timeout=5)  # unfinished turns stay in the inbox and resume next start
