@@ -185,7 +185,9 @@ class PrefectReporter:
                 "idempotency_key": str(run.id),
             })
             sent.flow_run_id = uuid.UUID(created["id"])
-        if owned and not sent.running:
+        if owned and not sent.running and not finished:
+            # Only a run still in progress is shown Running: a run that ended before its first sync
+            # (most turns under load) goes straight to its final state — one API call less.
             self._set_flow_state(sent.flow_run_id, "RUNNING")
             sent.running = True
         for stage in stages:
@@ -207,7 +209,7 @@ class PrefectReporter:
         if not finished:
             return False
         if owned:
-            self._set_flow_state(sent.flow_run_id, state, _final_message(message, stages, run.seconds))
+            self._set_flow_state(sent.flow_run_id, state, _final_message(message, stages, run))
         self._sent.pop(run.id, None)
         if run.on_reported is not None:
             run.on_reported(run)
@@ -273,11 +275,11 @@ def _state(state: str, message: str | None = None) -> dict[str, Any]:
     return body
 
 
-def _final_message(message: str | None, stages: list[Stage], seconds: float | None) -> str:
-    """The reason (if failed) and every stage with its time, short ones included."""
+def _final_message(message: str | None, stages: list[Stage], run: Run) -> str:
+    """The reason (if failed), when it ran (the record may come later), every stage with its time."""
     timeline = " · ".join(
         f"{s.name} {s.seconds * 1000:.0f} ms" + ("" if s.state == "COMPLETED" else f" {s.state}")
         for s in stages if s.seconds is not None)
-    total = f"{seconds:.2f} s" if seconds is not None else ""
-    parts = [p for p in (message, f"stages: {timeline}" if timeline else "", total) if p]
+    when = f"ran {run.started.isoformat(timespec='milliseconds')} for {run.seconds or 0:.3f} s"
+    parts = [p for p in (message, when, f"stages: {timeline}" if timeline else "") if p]
     return "\n".join(parts)
