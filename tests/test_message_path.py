@@ -243,3 +243,159 @@ def test_an_ingestion_in_flight_survives_kill_9_and_is_confirmed_once(
     assert message["text"].startswith("✅ Проиндексировано: ")
     assert one_row(store, "select count(*) from documents where owner_id = %s", user_id) == (1,)
     assert one_row(store, "select attempts from jobs where user_id = %s", user_id)[0] >= 2
+
+
+# ----------------------------------------------------------------------------- background indexing
+
+def eight_pages() -> list[str]:
+    return [(f"Страница {n}. Малину обрезают весной до первой почки, ремонтантную — под корень осенью; "
+             "подкармливают азотом весной и калием летом. ") * 10 for n in range(1, 9)]
+
+
+@pytest.mark.models
+@pytest.mark.asyncio
+async def test_indexing_runs_in_the_background_with_progress_and_the_user_is_answered_meanwhile(
+        standin: TelegramStandin, store: str, user_id: int, tmp_path: Path, env) -> None:  # type: ignore[no-untyped-def]
+    from tests.support.documents import make_pdf
+
+    env(GROVE_PROGRESS_EVERY="0.3")
+    set_user_mode.fn(user_id, user_id, "documents")
+    pdf = make_pdf(eight_pages(), tmp_path / "малина.pdf")
+    async with running(new_bot(), worker=True):
+        standin.send_document(user_id, pdf.read_bytes(), "малина.pdf", "application/pdf")
+        [ack] = await standin.wait_for_bot_messages_async(user_id, 1, timeout=60)
+        assert ack["text"].startswith("Принял «малина.pdf», индексирую")
+        standin.send_text(user_id, "/start")  # while the PDF is being indexed
+        messages = await standin.wait_for_bot_messages_async(user_id, 2, timeout=60)
+        assert messages[1]["text"] == "Выберите режим работы"
+        assert one_row(store, "select status from jobs where user_id = %s", user_id) == ("running",)
+        await asyncio.to_thread(wait_until, lambda: one_row(
+            store, "select status from jobs where user_id = %s", user_id) == ("done",), 400)
+        await asyncio.sleep(1)
+    edits = [c["params"] for c in standin.calls("editMessageText")
+             if c["params"].get("message_id") == ack["message_id"]]
+    assert any(e["text"].startswith("Индексирую") for e in edits)  # progress shown on the way
+    final = next(m for m in standin.bot_messages(user_id) if m["message_id"] == ack["message_id"])
+    assert final["text"].startswith("✅ Проиндексировано: ")
+
+
+@pytest.mark.models
+def test_postgres_lost_mid_indexing_stops_says_so_and_resumes_when_back(
+        standin: TelegramStandin, user_id: int, tmp_path: Path, env) -> None:  # type: ignore[no-untyped-def]
+    """A store of its own, stopped while the worker embeds: the user hears it at once, nothing is
+    half-written, and the job finishes once Postgres is back."""
+    from grove.db import close_pool, prepare_database
+    from grove.postgres_server import EmbeddedPostgres
+    from grove.worker import STORE_LOST, JobWorker
+    from tests.conftest import free_port
+    from tests.support.documents import make_pdf
+
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="grove-pg-lost-"))
+    root.chmod(0o755)  # the unprivileged Postgres user must reach it
+    server = EmbeddedPostgres(root=root / "pg", port=free_port())
+    url = server.start()
+    env(DATABASE_URL=url, GROVE_JOB_LEASE_SECONDS="3")
+    close_pool()
+    prepare_database()
+    set_user_mode.fn(user_id, user_id, "documents")
+    pdf = make_pdf(eight_pages() * 2, tmp_path / "малина.pdf")
+
+    async def scenario() -> None:
+        async with running(new_bot()):
+            standin.send_document(user_id, pdf.read_bytes(), "малина.pdf", "application/pdf")
+            [ack] = await standin.wait_for_bot_messages_async(user_id, 1, timeout=60)
+            worker = JobWorker(poll=0.2).start()
+            try:
+                await asyncio.to_thread(wait_until, lambda: one_row(
+                    url, "select status from jobs where user_id = %s", user_id) == ("running",), 120)
+                await asyncio.sleep(2)  # embedding
+                await asyncio.to_thread(server.stop)
+                messages = await standin.wait_for_bot_messages_async(user_id, 2, timeout=60)
+                assert messages[1]["text"] == STORE_LOST
+                await asyncio.to_thread(server.start)
+                await asyncio.to_thread(wait_until, lambda: one_row(
+                    url, "select status from jobs where user_id = %s", user_id) == ("done",), 400)
+            finally:
+                await asyncio.to_thread(worker.stop, 30)
+            final = next(m for m in standin.bot_messages(user_id) if m["message_id"] == ack["message_id"])
+            assert final["text"].startswith("✅ Проиндексировано: ")
+
+    try:
+        asyncio.run(scenario())
+        assert one_row(url, "select count(*) from documents where owner_id = %s", user_id) == (1,)
+        assert one_row(url, "select attempts from jobs where user_id = %s", user_id)[0] == 2
+    finally:
+        close_pool()
+        server.stop()
+
+
+# ----------------------------------------------------------------------------- deadlines, webhook
+
+@pytest.mark.asyncio
+async def test_a_model_that_fails_then_hangs_meets_the_turns_deadline(
+        standin: TelegramStandin, store: str, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
+    from flows.chat import APOLOGY
+    from nodes.chat_history import NO_ANSWER_MARK
+    from tests.support.scripted_llm import error, text
+
+    with ScriptedLLM([error(503), slow(600, text("слишком поздно"))]) as llm:
+        env(GROVE_LLM_API_KEY="k", GROVE_LLM_BASE_URL=llm.base_url, GROVE_PLANNER="off",
+            GROVE_LLM_RETRIES="3", GROVE_LLM_RETRY_DELAYS="[1, 1, 1]", GROVE_TURN_DEADLINE="5")
+        set_user_mode.fn(user_id, user_id, "chat")
+        async with running(new_bot()):
+            standin.send_text(user_id, "Чем подкормить малину?")
+            [reply] = await standin.wait_for_bot_messages_async(user_id, 1, timeout=90)
+    assert reply["text"] == APOLOGY
+    assert len(llm.requests) == 2  # the failure, then the hanging call that the deadline cut
+    with psycopg.connect(store) as conn:
+        stored = conn.execute("select role, content from chat_messages where user_id = %s order by id",
+                              (user_id,)).fetchall()
+        status = conn.execute("select status, error from inbox where user_id = %s", (user_id,)).fetchone()
+    assert stored == [("user", "Чем подкормить малину?"), ("assistant", NO_ANSWER_MARK)]  # the question is kept
+    assert status[0] == "failed" and "deadline" in status[1]
+
+
+@pytest.mark.asyncio
+async def test_the_webhook_answers_200_only_once_the_update_is_stored(
+        standin: TelegramStandin, store: str, user_id: int, env, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    import httpx
+
+    import grove.bot
+    from grove.bot import webhook_options
+    from grove.db import StoreUnavailable
+    from grove.settings import get_settings
+    from tests.conftest import free_port
+
+    real = grove.bot.inbox.store
+    refusing = {"on": True}
+
+    def store_or_fail(*args, **kwargs):  # type: ignore[no-untyped-def]
+        if refusing["on"]:
+            raise StoreUnavailable("Postgres is unavailable (test)")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(grove.bot.inbox, "store", store_or_fail)
+    port = free_port()
+    env(GROVE_TELEGRAM_WEBHOOK_URL=f"http://127.0.0.1:{port}/telegram/hook", GROVE_TELEGRAM_WEBHOOK_PORT=str(port))
+    options = webhook_options(get_settings())
+    app = new_bot()
+    turns = dispatcher_of(app)
+    turns.start()
+    async with app:
+        await app.start()
+        await app.updater.start_webhook(**options)
+        try:
+            update = standin.send_text(user_id, "/start")
+            async with httpx.AsyncClient() as client:
+                refused = await client.post(options["webhook_url"], json=update)
+                refusing["on"] = False
+                accepted = await client.post(options["webhook_url"], json=update)  # Telegram retries
+            [menu] = await standin.wait_for_bot_messages_async(user_id, 1)
+        finally:
+            await app.updater.stop()
+            await app.stop()
+            await asyncio.to_thread(turns.stop, 30)
+    assert refused.status_code == 500 and accepted.status_code == 200
+    assert menu["text"] == "Выберите режим работы"

@@ -99,3 +99,40 @@ def test_up_runs_the_flows_and_stops_cleanly_keeping_data() -> None:
     reply = second.expect("🤖", timeout=240)  # answered by the offline default LLM
     assert "Сначала выберите режим" not in reply
     assert second.interrupt() == 0
+
+
+def test_up_after_kill_9_takes_over_or_stops_the_leftovers_and_stops_everything() -> None:
+    data_dir = Path(tempfile.mkdtemp(prefix="grove-up-crash-"))
+    data_dir.chmod(0o755)
+    pg_port, prefect_port = free_port(), free_port()
+
+    crashed = Up(data_dir, pg_port, prefect_port)
+    crashed.expect("ready in")
+    leftovers = crashed.family()
+    postmaster = psutil.Process(_postmaster_pid(data_dir))
+    crashed.process.kill()  # kill -9: nothing of grove up's own cleanup runs
+    crashed.process.wait(10)
+    assert all(p.is_running() for p in leftovers)  # its servers live on
+
+    second = Up(data_dir, pg_port, prefect_port)  # refused before: "something already answers"
+    second.expect("taking over the Prefect server")
+    second.expect("ready in")
+    second.type("/start")
+    second.expect("Выберите режим работы")
+    started_by_second = second.family()
+    started = time.monotonic()
+    assert second.interrupt() == 0
+    print(f"Ctrl-C stopped grove up in {time.monotonic() - started:.1f} s")
+    for process in [postmaster, *leftovers, *started_by_second]:
+        assert not process.is_running() or process.status() == psutil.STATUS_ZOMBIE, process
+
+
+def test_a_second_up_on_the_same_data_is_refused_while_the_first_runs() -> None:
+    data_dir = Path(tempfile.mkdtemp(prefix="grove-up-twice-"))
+    data_dir.chmod(0o755)
+    first = Up(data_dir, free_port(), free_port())
+    first.expect("ready in")
+    second = Up(data_dir, free_port(), free_port())
+    second.expect("already running")
+    assert second.process.wait(30) != 0
+    assert first.interrupt() == 0
