@@ -27,6 +27,7 @@ class PrefectServer:
     host: str = "127.0.0.1"
     pid_file: Path | None = None
     nice: int = 0
+    database_url: str | None = None  # postgresql+asyncpg://…; None: SQLite in `home`
     child: ChildProcess | None = field(default=None, init=False)
 
     @property
@@ -60,6 +61,8 @@ class PrefectServer:
             "PREFECT_UI_API_URL": self.api_url,
         }
         env.pop("PREFECT_API_URL", None)
+        if self.database_url:
+            env["PREFECT_API_DATABASE_CONNECTION_URL"] = self.database_url
         self.child = ChildProcess(
             "Prefect server",
             [sys.executable, "-m", "prefect", "server", "start", "--host", self.host,

@@ -24,6 +24,7 @@ from pathlib import Path
 import httpx
 
 import json
+from urllib.parse import quote
 
 import psutil
 
@@ -138,7 +139,8 @@ def start_prefect(settings: Settings, stack: Stack, *, reuse: bool = False, quie
     """PREFECT_API_URL if set; else (reuse) a local server already up; else start one."""
     started = time.monotonic()
     local = PrefectServer(home=settings.prefect_home, port=settings.prefect_port,
-                          pid_file=run_dir(settings) / "prefect.pid", nice=settings.background_nice)
+                          pid_file=run_dir(settings) / "prefect.pid", nice=settings.background_nice,
+                          database_url=prefect_database(settings, quiet))
     if stack.after_crash and not settings.prefect_api_url:
         reuse = take_over(local.pid_file, "Prefect server", local.healthy(), stack, quiet) or reuse  # type: ignore[arg-type]
     if settings.prefect_api_url:
@@ -163,6 +165,30 @@ def start_prefect(settings: Settings, stack: Stack, *, reuse: bool = False, quie
     reset_settings()
     stack.timings["prefect"] = time.monotonic() - started
     return api
+
+
+def prefect_database(settings: Settings, quiet: bool = False) -> str | None:
+    """A `prefect` database beside grove's own (created once), as Prefect's async URL; None: SQLite."""
+    if settings.prefect_database != "postgres" or not settings.database_url or settings.prefect_api_url:
+        return None
+    import psycopg
+    from psycopg import sql
+
+    try:
+        with psycopg.connect(settings.database_url, autocommit=True, connect_timeout=10) as conn:
+            if conn.execute("select 1 from pg_database where datname = 'prefect'").fetchone() is None:
+                conn.execute(sql.SQL("create database prefect"))
+        info = psycopg.conninfo.conninfo_to_dict(settings.database_url)
+        info["dbname"] = "prefect"
+        with psycopg.connect(psycopg.conninfo.make_conninfo(**info), autocommit=True) as conn:
+            conn.execute("create extension if not exists pg_trgm")  # Prefect's server needs it
+    except psycopg.Error as exc:
+        if not quiet:
+            say(f"Prefect keeps its runs in SQLite (no `prefect` database in Postgres: {exc})")
+        return None
+    user, password = info.get("user", ""), info.get("password", "")
+    auth = f"{quote(user)}:{quote(password)}@" if password else (f"{quote(user)}@" if user else "")
+    return f"postgresql+asyncpg://{auth}{info.get('host', '127.0.0.1')}:{info.get('port', 5432)}/prefect"
 
 
 def _stop_prefect(server: PrefectServer, quiet: bool = False) -> None:

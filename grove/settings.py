@@ -66,6 +66,15 @@ class Settings(BaseSettings):
     )
     prefect_port: int = 4200
     prefect_start_timeout: float = 90.0
+    prefect_database: Literal["sqlite", "postgres"] = Field(
+        default="postgres",
+        description=(
+            "Where the Prefect server started by `grove up` keeps its runs: a `prefect` database in "
+            "grove's own Postgres (no SQLite lock errors under load, less server CPU per run: "
+            "bench/message_path.py), or SQLite in the Prefect home. Falls back to SQLite when the "
+            "database cannot be created there."
+        ),
+    )
     dispatch: Literal["inline", "deployment"] = Field(
         default="inline",
         description=(
