@@ -270,7 +270,6 @@ def grove_case(url: str, llm_url: str, users_n: int, questions: int, prefect_db:
     from grove.settings import get_settings
     from tests.conftest import free_port
 
-    report: list[str] = []
     standin = TimedStandin()
     standin.start()
     data = Path(tempfile.mkdtemp(prefix="grove-bench-up-"))
@@ -282,6 +281,18 @@ def grove_case(url: str, llm_url: str, users_n: int, questions: int, prefect_db:
                GROVE_LLM_MODEL="stub", GROVE_PLANNER="off", PYTHONUNBUFFERED="1",
                GROVE_PREFECT_DATABASE=prefect_db, GROVE_MODELS_DIR=str(get_settings().models_dir))
     up = GroveUp(data, env)
+    try:
+        return _measure(up, url, env, standin, users_n, questions, prefect_db, contention, base)
+    finally:
+        if up.process.poll() is None:
+            up.process.send_signal(2)
+            up.process.wait(120)
+        standin.stop()
+
+
+def _measure(up: GroveUp, url: str, env: dict[str, str], standin: Any, users_n: int, questions: int,
+             prefect_db: str, contention: bool, base: int) -> list[str]:
+    report: list[str] = []
     procs = Processes(psutil.Process(up.process.pid), _pg_data_dir(url))
     time.sleep(15)  # let the served flows and the worker finish starting
 
@@ -318,7 +329,6 @@ def grove_case(url: str, llm_url: str, users_n: int, questions: int, prefect_db:
         report += contention_case(url, standin, base + 20_000)
     seconds = up.stop()
     report.append(f"- Ctrl-C of `grove up`: stopped in {seconds:.1f} s")
-    standin.stop()
     return report
 
 
