@@ -18,7 +18,7 @@ from nodes.document_store import ChunkRecord, store_document
 from nodes.embedder import get_embedder
 from nodes.ingest_types import ExtractedDocument
 from tests.support.bot import new_bot, running
-from tests.support.scripted_llm import ScriptedLLM, error, text, tool_call
+from tests.support.scripted_llm import ScriptedLLM, error, slow, text, tool_call
 from tests.support.telegram_standin import TelegramStandin
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(240)]
@@ -73,8 +73,8 @@ async def test_grounded_answer_with_one_search_and_real_sources(
     index(other_user_id, "чужой.pdf", ["Малину чужого пользователя подкармливают золотом."])
     llm.script(
         tool_call({"query": "подкормка ремонтантной малины весной"}, count=3),  # asks for 3 searches
-        text("Весной ремонтантную малину подкармливают азотом, 15 г мочевины на м² [1].\n"
-             "Источники: https://invented.example/fake"),
+        slow(2.5, text("Весной ремонтантную малину подкармливают азотом, 15 г мочевины на м² [1].\n"
+                       "Источники: https://invented.example/fake")),  # long enough for "typing…" to be due
     )
     async with running(new_bot()):
         await choose_chat(standin, user_id)

@@ -231,6 +231,10 @@ def test_an_ingestion_in_flight_survives_kill_9_and_is_confirmed_once(
         assert ack["text"].startswith("Принял «обрезка.pdf», индексирую")
         wait_until(lambda: one_row(store, "select count(*) from jobs where user_id = %s and status = 'running'",
                                    user_id) == (1,))
+        # The one window the outbox leaves (Telegram accepted a message, its mark not yet written)
+        # is not what this test is about: kill once the acknowledgement is recorded as sent.
+        wait_until(lambda: one_row(store, "select sent_at is not null from outbox where chat_id = %s"
+                                          " order by id limit 1", user_id) == (True,))
         bot.kill()
         bot = BotProcess()
         wait_until(lambda: one_row(store, "select status from jobs where user_id = %s", user_id) == ("done",),
