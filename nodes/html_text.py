@@ -21,9 +21,10 @@ So the two jobs are split:
    table rows as ``cell | cell``, ``<pre>`` verbatim, and records h1–h6 as
    section spans with their heading path.
 
-Blocks that are nothing but links and that trafilatura did not keep are
-navigation and are left out. When trafilatura finds nothing the whole body is
-rendered the same way.
+The text is every block trafilatura kept plus every other block of the main
+container, except blocks that are nothing but links (navigation) — unless they
+are the items of a list introduced by a lead-in line. When trafilatura finds
+nothing the whole body is rendered the same way.
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ CONTAINER_SHARE = 0.9
 """The main container is the deepest element holding this share of the text trafilatura kept."""
 KEPT_WORD_SHARE = 0.5
 """A block counts as kept by trafilatura when this share of its words is in trafilatura's text."""
+MIN_PROSE_WORDS = 8
+"""Kept blocks outside the main container need this many words to be taken."""
 LINK_ONLY_SHARE = 0.9
 """A block whose text is at least this share link text is navigation (unless trafilatura kept it)."""
 
@@ -77,6 +80,7 @@ class _Block:
     heading: int = 0  # 1-6 for h1-h6
     link_chars: int = 0
     verbatim: bool = False
+    after_lead_in: bool = False  # an item of a list introduced by a line ending with ':'
 
 
 @dataclass
@@ -219,11 +223,15 @@ class _Renderer:
         if tag in _LIST_TAGS:
             self._flush(element)
             self._tight_next = True  # a list follows its lead-in line
+            lead_in = bool(self.blocks) and self.blocks[-1].text.rstrip().endswith(":")
+            first = len(self.blocks)
             for index, item in enumerate((c for c in element if _tag(c) == "li"), start=1):
                 self._marker = f"{index}. " if tag == "ol" else "- "
                 self._tight_next = True
                 self._render_children(item, in_link=in_link, context="li")
                 self._flush(item)
+            for block in self.blocks[first:]:
+                block.after_lead_in = lead_in
             self._marker = None
             self._tight_next = False
             return
@@ -292,6 +300,31 @@ def _container(root: Any, blocks: list[_Block], kept: list[bool]) -> Any:
 
 def _inside(element: Any, container: Any) -> bool:
     return element is container or any(a is container for a in element.iterancestors())
+
+
+def _content(block: _Block, container: Any) -> bool:
+    """A block of the main container that is not navigation: links only are navigation,
+    unless they are the items of a list its lead-in line introduces («Существует семь
+    инструментов:» and a list of links to them)."""
+    if not _inside(block.element, container):
+        return False
+    return bool(block.heading) or block.after_lead_in or not _links_only(block)
+
+
+def _links_only(block: _Block) -> bool:
+    """Nearly all of the block's text (spaces and cell separators aside) is link text."""
+    return block.link_chars >= LINK_ONLY_SHARE * len(_SPACES.sub("", block.text.replace(" | ", "")))
+
+
+def _normal(text: str) -> str:
+    return _SPACES.sub(" ", text).strip().casefold()
+
+
+def _prose(block: _Block) -> bool:
+    """Outside the main container only sentences count: a page's title repeated in its
+    navigation bar has all its words in the content too, but it is no content. (The caller
+    also wants trafilatura to have kept the block word for word.)"""
+    return len(_words(block.text)) >= MIN_PROSE_WORDS and not _links_only(block)
 
 
 def _join(blocks: list[_Block]) -> tuple[str, list[Section]]:
@@ -370,11 +403,9 @@ def extract(html: str, url: str | None = None) -> HtmlExtraction:
     blocks = render_blocks(body)
     kept = _kept_by(blocks, data.get("text") or "")
     container = _container(body, blocks, kept) if any(kept) else body
-    chosen = [
-        block for block, is_kept in zip(blocks, kept)
-        if _inside(block.element, container)
-        and (is_kept or block.heading or block.link_chars < LINK_ONLY_SHARE * len(_SPACES.sub("", block.text)))
-    ]
+    reference = _normal(data.get("text") or "")
+    chosen = [block for block, is_kept in zip(blocks, kept)
+              if _content(block, container) or (is_kept and _prose(block) and _normal(block.text) in reference)]
     text, sections = _join(chosen)
     meta = {key: str(data[key]) for key in ("sitename", "language", "description") if data.get(key)}
     return HtmlExtraction(

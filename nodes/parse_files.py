@@ -136,9 +136,10 @@ def _file_stem(identifier: str) -> str:
 
 
 def clean_pdf_pages(raw_pages: list[str], labels: list[str]) -> tuple[list[str], dict[str, int]]:
-    """Running lines removed, hyphenation joined (within and across pages); counts of each."""
+    """Running lines and dot leaders removed, hyphenation joined (within and across pages);
+    counts of each."""
     running = pdf_text.strip_running_lines(raw_pages, labels)
-    pages = running.pages
+    pages = [pdf_text.strip_leaders(page) for page in running.pages]
     words = pdf_text.vocabulary(pages)
     across = pdf_text.join_across_pages(pages, words)
     joined = kept = 0

@@ -41,6 +41,7 @@ EDGE_LINES = 3
 MAX_RUNNING_LINE_CHARS = 160
 MIN_REPEATS = 3
 MAX_REPEATS_NEEDED = 5
+MAX_RUN_GAP = 2
 REPEAT_SHARE = 0.1
 """A line repeated at page edges on max(MIN_REPEATS, min(MAX_REPEATS_NEEDED, REPEAT_SHARE × pages)) pages is running."""
 BODY_LINE_SHARE = 0.8
@@ -54,15 +55,19 @@ TITLE_SIZE_RATIO = 1.3
 MAX_HEADING_CHARS = 150
 
 _DIGITS = re.compile(r"\d+")
+_NUMBER_DECORATION = re.compile(r"[#\s\-–—./|()\[\]]+")
 _LINE = re.compile(r"[^\n]*\S[^\n]*")  # a non-blank line
 _SPACES = re.compile(r"\s+")
-_HYPHEN_BREAK = re.compile(r"([^\W\d_]+)-[ \t]*\n[ \t]*([^\W\d_]+)")
-_WORDS = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+_HYPHEN_BREAK = re.compile(r"([^\W_]+)-[ \t]*\n[ \t]*([^\W_]+)")
+_WORDS = re.compile(r"[^\W_]+(?:-[^\W_]+)*")
 _SOFT_HYPHEN_BREAK = re.compile(r"\u00ad[ \t]*\n[ \t]*")
 _EDGE_PUNCTUATION = re.compile(r"^[\W_]+|[\W_]+$")
 # Russian hyphenated particles and prepositions (orthography: «что-то», «кое-где», «из-за»).
 _PARTICLES = {"то", "либо", "нибудь", "таки"}
 _PREFIXES = {"кое", "кой"}
+# the interrogative pronouns and adverbs these particles attach to (кто-то, какой-нибудь, где-либо)
+_PRONOUN_STEMS = ("кто", "кого", "кому", "кем", "ком", "что", "чего", "чему", "чем", "чём", "как",
+                  "чей", "чь", "где", "куда", "откуда", "когда", "почему", "зачем", "сколько")
 _HYPHENATED_PREPOSITIONS = {("из", "за"), ("из", "под"), ("по", "над")}
 
 
@@ -96,6 +101,23 @@ def _carries_number(line: str, numbers: set[str]) -> bool:
     return bool(words) and (words[0].lower() in numbers or words[-1].lower() in numbers)
 
 
+def _looks_running(masked: str) -> bool:
+    """Words, or a bare page number in decoration («— # —», «# / #»); not «# }» or «# if$»."""
+    letters = sum(ch.isalpha() for ch in masked)
+    return letters >= 3 or not _NUMBER_DECORATION.sub("", masked)
+
+
+def _longest_run(pages: list[int]) -> int:
+    """The most occurrences in a row, allowing one page between two (alternate-page heads)."""
+    best = run = 0
+    previous = None
+    for page in pages:
+        run = run + 1 if previous is not None and page - previous <= MAX_RUN_GAP else 1
+        best = max(best, run)
+        previous = page
+    return best
+
+
 def _edges(lines: list[str]) -> list[int]:
     """Indexes of the lines that may be running lines: the first and last EDGE_LINES."""
     count = len(lines)
@@ -106,10 +128,14 @@ def strip_running_lines(pages: Sequence[str], labels: Sequence[str]) -> RunningL
     """Remove running headers/footers and page-number lines, detected across the pages.
 
     A candidate is one of the first or last `EDGE_LINES` non-empty lines of a page.
-    It is removed when (a) its digit-masked form is a candidate on enough pages
-    (see `REPEAT_SHARE`), or (b) it starts or ends with the page's own number and
-    at least `NUMBERED_SHARE` of the pages have such a line (at most one per page
-    edge, so a numbered heading right under a running head stays). Lines are
+    It is removed when (a) its digit-masked form is a candidate on enough pages in a
+    row (see `REPEAT_SHARE`; a gap of one page is allowed, for running heads on
+    alternate pages) and has words or is a bare page number — a line of code or a
+    chapter opener that happens to top a few scattered pages is not running — or
+    (b) it starts or ends with the page's own number and at least `NUMBERED_SHARE`
+    of the pages have such a line at that edge (top or bottom: where the document
+    numbers its pages), or it is nothing but the page's number; at most one per page
+    edge, so a numbered heading right under a running head stays. Lines are
     removed from each edge inwards and only while they qualify, so text between
     two kept lines is never touched.
     """
@@ -120,14 +146,22 @@ def strip_running_lines(pages: Sequence[str], labels: Sequence[str]) -> RunningL
         return RunningLines(list(pages))
     numbers = [{labels[i].lower(), str(i + 1)} if i < len(labels) else {str(i + 1)}
                for i in range(len(pages))]
-    repeats: Counter[str] = Counter()
-    numbered_pages = 0
+    seen_on: dict[str, list[int]] = {}  # masked edge line -> the text pages it sits on
+    numbered_pages = {True: 0, False: 0}  # top edge, bottom edge: pages with a numbered line there
+    text_page = -1
     for index, lines in enumerate(split):
+        if not lines:
+            continue
+        text_page += 1
         edge = [lines[i] for i in _edges(lines) if len(lines[i]) <= MAX_RUNNING_LINE_CHARS]
-        repeats.update({_mask(line) for line in edge})
-        numbered_pages += any(_carries_number(line, numbers[index]) for line in edge)
+        for key in {_mask(line) for line in edge}:
+            seen_on.setdefault(key, []).append(text_page)
+        for top, near in ((True, lines[:EDGE_LINES]), (False, lines[-EDGE_LINES:])):
+            numbered_pages[top] += any(_carries_number(line, numbers[index]) for line in near
+                                       if len(line) <= MAX_RUNNING_LINE_CHARS)
     needed = max(MIN_REPEATS, min(MAX_REPEATS_NEEDED, math.ceil(REPEAT_SHARE * len(with_text))))
-    numbered = numbered_pages >= max(2, NUMBERED_SHARE * len(with_text))
+    repeated = {key for key, found in seen_on.items() if _looks_running(key) and _longest_run(found) >= needed}
+    numbered = {top: count >= max(2, NUMBERED_SHARE * len(with_text)) for top, count in numbered_pages.items()}
 
     lengths = sorted(len(line.strip()) for lines in split for line in lines)
     body_line = lengths[len(lengths) // 2] if lengths else 0
@@ -143,13 +177,14 @@ def strip_running_lines(pages: Sequence[str], labels: Sequence[str]) -> RunningL
         previous = lines[at - 1].strip() if at > 0 else ""
         return bool(previous) and (line[:1].islower() or previous.endswith(("-", ",")))
 
-    def running(line: str, index: int, number_used: bool) -> tuple[bool, bool]:
+    def running(line: str, index: int, top: bool, number_used: bool) -> tuple[bool, bool]:
         if len(line) > MAX_RUNNING_LINE_CHARS:
             return False, number_used
-        if repeats[_mask(line)] >= needed:
+        if _mask(line) in repeated:
             return True, number_used
-        if numbered and not number_used and _carries_number(line, numbers[index]):
-            return True, True
+        if not number_used and _carries_number(line, numbers[index]) and (
+                numbered[top] or _EDGE_PUNCTUATION.sub("", line).lower() in numbers[index]):
+            return True, True  # this edge is where the pages are numbered, or the line is just the number
         return False, number_used
 
     result = RunningLines([])
@@ -160,13 +195,13 @@ def strip_running_lines(pages: Sequence[str], labels: Sequence[str]) -> RunningL
         top, bottom = 0, len(lines)
         used = False
         while top < min(EDGE_LINES, bottom) and not prose(lines, top, True):
-            is_running, used = running(lines[top], index, used)
+            is_running, used = running(lines[top], index, True, used)
             if not is_running:
                 break
             top += 1
         used = False
         while bottom > top and len(lines) - bottom < EDGE_LINES and not prose(lines, bottom - 1, False):
-            is_running, used = running(lines[bottom - 1], index, used)
+            is_running, used = running(lines[bottom - 1], index, False, used)
             if not is_running:
                 break
             bottom -= 1
@@ -175,6 +210,16 @@ def strip_running_lines(pages: Sequence[str], labels: Sequence[str]) -> RunningL
         kept = page[line_spans[top][0] : line_spans[bottom - 1][1]].strip() if bottom > top else ""
         result.pages.append(kept)
     return result
+
+
+# --- dot leaders --------------------------------------------------------------------
+
+_LEADERS = re.compile(r"[ \t]*(?:\.[ \t]+){3,}\.?|[ \t]*\.{5,}[ \t]*")
+
+
+def strip_leaders(text: str) -> str:
+    """Dot leaders of a table of contents («Установка . . . . . . 12») become one space."""
+    return _LEADERS.sub(" ", text)
 
 
 # --- hyphenation -----------------------------------------------------------------
@@ -206,23 +251,25 @@ def _keeps_hyphen(left: str, right: str, words: Counter[str]) -> bool:
         return False
     if (lower_left, lower_right) in _HYPHENATED_PREPOSITIONS or lower_left in _PREFIXES:
         return True
-    return lower_right in _PARTICLES and words[lower_left] > 0
+    return lower_right in _PARTICLES and (words[lower_left] > 0 or lower_left.startswith(_PRONOUN_STEMS))
 
 
 def join_hyphenation(text: str, words: Counter[str]) -> Hyphenation:
     """Join words broken at a line end: lowercase letter, '-', line break, lowercase letter
     of the same script, unless the hyphen belongs to the word («что-то», «texmf-dist»).
-    Any other letter-hyphen-break-letter is a compound broken at its own hyphen
-    («Debian-\nпакет», «Санкт-\nПетербург»): the hyphen stays and the break goes.
+    Any other break at a hyphen («Debian-\nпакет», «i386-\ncygwin», «2010-\n2017») is a
+    compound broken at its own hyphen: the hyphen stays and the break goes, unless the
+    document writes the joined word elsewhere («META-\nFONT», METAFONT).
     Soft hyphens (U+00AD) at a line end always join."""
     result = Hyphenation("")
 
     def replace(match: re.Match[str]) -> str:
         left, right = match.group(1), match.group(2)
-        if not (left[-1].islower() and right[0].islower()) or _script(left[-1]) != _script(right[0]):
-            result.decisions.append((left, right, False))
-            return f"{left}-{right}"
-        keep = _keeps_hyphen(left, right, words)
+        if left[-1].isalpha() and right[0].isalpha() and left[-1].islower() and right[0].islower() \
+                and _script(left[-1]) == _script(right[0]):
+            keep = _keeps_hyphen(left, right, words)
+        else:
+            keep = words[(left + right).lower()] <= words[f"{left}-{right}".lower()]
         result.decisions.append((left, right, not keep))
         return f"{left}-{right}" if keep else left + right
 

@@ -428,3 +428,15 @@ def test_prefect_task_wraps_parse_file(tmp_path: Path) -> None:
     assert node.parse_file_task.name == "parse-file"
     assert node.parse_file_task.fn(str(path), "t.txt", None).text == TEXT
     assert os.path.exists(path)
+
+
+def test_hyphenation_is_decided_by_the_document_itself() -> None:
+    from nodes.pdf_text import join_hyphenation, strip_leaders, vocabulary
+
+    page = ("Программа METAFONT рисует шрифты; из-за ошибки файл texmf-dist пуст.\n"
+            "Запустите META-\nFONT и дистри-\nбутив из-\nза ошибки, каталог texmf-\ndist,\n"
+            "платформа i386-\ncygwin, годы 2010-\n2017, Debian-\nпакет, что-\nто, мес-\nто.")
+    joined = join_hyphenation(page, vocabulary([page])).text
+    assert joined.endswith("Запустите METAFONT и дистрибутив из-за ошибки, каталог texmf-dist,\n"
+                           "платформа i386-cygwin, годы 2010-2017, Debian-пакет, что-то, место.")
+    assert strip_leaders("1.2 Установка . . . . . . . . 12\nИтак... конец.") == "1.2 Установка 12\nИтак... конец."
