@@ -67,7 +67,8 @@ KEPT_WORD_SHARE = 0.5
 MIN_PROSE_WORDS = 8
 """Kept blocks outside the main container need this many words to be taken."""
 LINK_ONLY_SHARE = 0.9
-"""A block whose text is at least this share link text is navigation (unless trafilatura kept it)."""
+"""A block whose text is at least this share link text is navigation (unless a lead-in line
+introduces it as a list)."""
 
 
 @dataclass
@@ -79,7 +80,6 @@ class _Block:
     tight: bool = False  # joined to the previous block with one newline (list items, rows)
     heading: int = 0  # 1-6 for h1-h6
     link_chars: int = 0
-    verbatim: bool = False
     after_lead_in: bool = False  # an item of a list introduced by a line ending with ':'
 
 
@@ -207,7 +207,7 @@ class _Renderer:
             text = element.text_content().strip("\n")
             if text.strip():
                 self.blocks.append(_Block((self._marker or "") + text, element,
-                                          tight=self._tight_next, verbatim=True))
+                                          tight=self._tight_next and bool(self.blocks)))
                 self._marker, self._tight_next = None, False
             return
         if tag == "tr":

@@ -8,14 +8,15 @@ removes that debris and recovers the structure the PDF declares:
 
 * **running lines** are *detected*, never listed: a line near the top or the
   bottom of a page is running when the same line (digits masked, so page
-  numbers may vary) sits at a page edge on several pages, or when it carries
-  the page's own printed number and the document numbers most of its pages
-  that way (chapter running heads change every chapter, but always carry the
+  numbers may vary) sits at a page edge on several pages in a row, or when it
+  carries the page's own printed number at the edge where the document numbers
+  its pages (chapter running heads change every chapter, but always carry the
   page number). See :func:`strip_running_lines`;
 * **hyphenation** is joined only between two lowercase letters of the same
   script across a line break, and the document itself decides doubtful cases:
   a hyphenated form it uses elsewhere («texmf-dist», «из-за») keeps its hyphen.
   See :func:`join_hyphenation`;
+* **dot leaders** of a table of contents go;
 * **page labels** are the numbers the document prints (its ``/PageLabels``:
   «vii», «12»), which the user can find, unlike physical indexes;
 * **headings** come from the outline (bookmarks) or, without one, from font
@@ -41,9 +42,12 @@ EDGE_LINES = 3
 MAX_RUNNING_LINE_CHARS = 160
 MIN_REPEATS = 3
 MAX_REPEATS_NEEDED = 5
-MAX_RUN_GAP = 2
 REPEAT_SHARE = 0.1
-"""A line repeated at page edges on max(MIN_REPEATS, min(MAX_REPEATS_NEEDED, REPEAT_SHARE × pages)) pages is running."""
+"""A line repeated at page edges on max(MIN_REPEATS, min(MAX_REPEATS_NEEDED, REPEAT_SHARE × pages))
+pages in a row is running: 3 in a short document, 5 from 50 pages on (a chapter's running head
+repeats at least that often)."""
+MAX_RUN_GAP = 2
+"""Pages "in a row" may skip one page: books alternate chapter and section heads on facing pages."""
 BODY_LINE_SHARE = 0.8
 """A line at least this share of the median line length that flows into the next line is prose."""
 NUMBERED_SHARE = 0.5
@@ -68,7 +72,7 @@ _PREFIXES = {"кое", "кой"}
 # the interrogative pronouns and adverbs these particles attach to (кто-то, какой-нибудь, где-либо)
 _PRONOUN_STEMS = ("кто", "кого", "кому", "кем", "ком", "что", "чего", "чему", "чем", "чём", "как",
                   "чей", "чь", "где", "куда", "откуда", "когда", "почему", "зачем", "сколько")
-_HYPHENATED_PREPOSITIONS = {("из", "за"), ("из", "под"), ("по", "над")}
+_HYPHENATED_PREPOSITIONS = {("из", "за"), ("из", "под")}
 
 
 def _script(letter: str) -> str:
