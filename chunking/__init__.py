@@ -4,6 +4,8 @@ character spans into the document, ready for late-chunking pooling.
 Public API:
 
 * :func:`chunk_text` / :func:`chunk_pages` - the chunker (:class:`Chunk`);
+* :func:`plan_regions` / :func:`chunk_regions` - the same chunker kept inside
+  pages and sections (:class:`Region`), each chunk carrying its heading path;
 * :func:`split_paragraphs` / :func:`split_sentences` - the splitters it is
   built on (:class:`Span`);
 * :func:`join_pages` / :data:`PAGE_SEPARATOR` - the document text that
@@ -13,7 +15,16 @@ Public API:
   whole document's token embeddings; naive: each chunk alone).
 """
 
-from .chunker import PAGE_SEPARATOR, Chunk, chunk_pages, chunk_text, join_pages
+from .chunker import (
+    PAGE_SEPARATOR,
+    Chunk,
+    Region,
+    chunk_pages,
+    chunk_regions,
+    chunk_text,
+    join_pages,
+    plan_regions,
+)
 from .late import LateChunkingError, late_chunk_embeddings, naive_chunk_embeddings
 from .paragraphs import split_paragraphs
 from .sentences import split_sentences
@@ -23,12 +34,15 @@ __all__ = [
     "PAGE_SEPARATOR",
     "Chunk",
     "LateChunkingError",
+    "Region",
     "Span",
     "chunk_pages",
+    "chunk_regions",
     "chunk_text",
     "join_pages",
     "late_chunk_embeddings",
     "naive_chunk_embeddings",
+    "plan_regions",
     "split_paragraphs",
     "split_sentences",
 ]

@@ -265,6 +265,7 @@ def late_chunk_embeddings(
     overlap_tokens: int = 256,
     pool_prompt: bool = True,
     window_guard: Callable[[int, int], ContextManager[object]] | None = None,
+    tokenize_guard: Callable[[], ContextManager[object]] | None = None,
 ) -> np.ndarray:
     """Late-chunked vectors ``[len(chunks), dim]`` (float32, normalised like ``model.encode``).
 
@@ -276,7 +277,8 @@ def late_chunk_embeddings(
     as the Pooling module would) to every chunk's mean - see the module
     docstring for why that is the default. ``window_guard(k, n)``, if given, wraps the
     forward pass of window ``k`` of ``n`` (the caller holds the model only per window and
-    can report progress or stop between windows).
+    can report progress or stop between windows); ``tokenize_guard()`` wraps the one
+    tokenizer call (a fast tokenizer is not safe to share between threads).
     """
     import torch
 
@@ -284,7 +286,8 @@ def late_chunk_embeddings(
     layout = _layout(model)
     if not chunks:
         return np.zeros((0, _dimension(model)), dtype=np.float32)
-    doc = tokenize_document(layout.tokenizer, text, chunks, prompt)
+    with (tokenize_guard or nullcontext)():
+        doc = tokenize_document(layout.tokenizer, text, chunks, prompt)
 
     max_len = model.max_seq_length or window_tokens
     window = min(window_tokens, max_len)

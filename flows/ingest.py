@@ -153,7 +153,7 @@ def _ingest_source(item: IngestItem, name: str, owner_id: int, subcategory: str 
             timings["chunk"] = time.perf_counter() - mark
             report(name, "embed", 0, len(chunked.chunks))
             mark = time.perf_counter()
-            vectors = embed_chunks(chunked.text, chunked.chunks)
+            vectors = embed_chunks(chunked.text, chunked.chunks, title=document.title)
             timings["embed"] = time.perf_counter() - mark
             report(name, "store", len(chunked.chunks), len(chunked.chunks))
             mark = time.perf_counter()

@@ -137,6 +137,10 @@ class Settings(BaseSettings):
     )
     embedding_query_prompt: str = "task: search result | query: "
     embedding_document_prompt: str = "title: none | text: "
+    embedding_document_title_prompt: str = Field(
+        default="title: {title} | text: ",
+        description="Document prompt when the chunk's document title is known ({title}); EmbeddingGemma's format.",
+    )
     embedding_max_tokens: int = 2048
     embedding_batch_size: int = 8
     embedding_dtype: Literal["float32", "bfloat16"] = "bfloat16"
@@ -231,6 +235,14 @@ class Settings(BaseSettings):
     chunking: Literal["late", "naive"] = "late"
     chunk_target_chars: int = 1000
     chunk_overlap_chars: int = 200
+    chunk_merge_chars: int = Field(
+        default=500,
+        description="Neighbouring sections on one page that are both shorter than this share a chunk (0: never).",
+    )
+    chunk_context: Literal["none", "title", "title+section"] = Field(
+        default="title+section",
+        description="What is embedded in front of a chunk: its document title, and its heading path (naive vectors).",
+    )
     late_window_tokens: int = Field(default=2048, description="Macro window for long late chunking.")
     late_window_overlap_tokens: int = 256
     max_file_bytes: int = Field(default=20 * 1024 * 1024, description="Telegram getFile limit is 20 MB.")

@@ -28,9 +28,14 @@ def content_hash(text: str) -> str:
 
 
 class ChunkRecord(BaseModel):
+    """One chunk as stored: `page` is the physical page (1-based), `page_label` the number the
+    document prints on it («vii»), `section` its heading path («Установка → Windows»)."""
+
     position: int
     text: str
     page: int | None = None
+    page_label: str | None = None
+    section: str | None = None
     ts_start: float | None = None
     ts_end: float | None = None
 
@@ -103,13 +108,15 @@ def store_document(
         document_id = row["id"]
         with conn.cursor().copy(
             "copy document_chunks (document_id, owner_id, source_type, source_identifier, title,"
-            " subcategory, page, ts_start, ts_end, position, chunk_text, content_hash, embedding)"
+            " subcategory, page, page_label, section, ts_start, ts_end, position, chunk_text,"
+            " content_hash, embedding)"
             " from stdin"
         ) as copy:
             for chunk, vector in zip(chunks, embeddings):
                 copy.write_row((
                     document_id, owner_id, document.source_type, document.source_identifier,
-                    document.title, subcategory, chunk.page, chunk.ts_start, chunk.ts_end,
+                    document.title, subcategory, chunk.page, chunk.page_label, chunk.section,
+                    chunk.ts_start, chunk.ts_end,
                     chunk.position, chunk.text, content_hash(chunk.text), vector_text(vector),
                 ))
     return StoredDocument(document_id=document_id, title=document.title,

@@ -47,6 +47,9 @@ __all__ = [
 
 ChunkingMode = Literal["late", "naive"]
 
+MAX_TITLE_CHARS = 200
+"""A document title longer than this is cut before it goes into the prompt."""
+
 # "org/name" with nothing path-like about it: the only names worth trying on a hub.
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 
@@ -266,10 +269,32 @@ class Embedder:
             yield
         progress.step("embed", round(chunks * (k + 1) / n), chunks)
 
+    def document_prompt(self, title: str | None) -> str:
+        """The document prompt, naming the document's title when `chunk_context` includes it."""
+        settings = self.settings
+        clean = " ".join((title or "").split())[:MAX_TITLE_CHARS]
+        if settings.chunk_context == "none" or not clean:
+            return settings.embedding_document_prompt
+        return settings.embedding_document_title_prompt.replace("{title}", clean)
+
+    def chunk_inputs(self, chunks: Sequence[Chunk]) -> list[str]:
+        """What a naive vector is computed from: the chunk, after its heading path when
+        `chunk_context` is ``title+section``."""
+        if self.settings.chunk_context != "title+section":
+            return [c.text for c in chunks]
+        return [f"{' → '.join(c.section)}\n{c.text}" if c.section else c.text for c in chunks]
+
     def embed_chunks(
-        self, text: str, chunks: Sequence[Chunk], mode: ChunkingMode | None = None
+        self, text: str, chunks: Sequence[Chunk], mode: ChunkingMode | None = None,
+        title: str | None = None,
     ) -> np.ndarray:
-        """Vectors ``[len(chunks), dim]`` for chunks of ``text`` (late or naive, default per settings)."""
+        """Vectors ``[len(chunks), dim]`` for chunks of ``text`` (late or naive, default per settings).
+
+        With ``chunk_context`` set (see `bench/context_prefix.py` for why), naive vectors are
+        computed from ``title: <title> | text: <heading path>\n<chunk>``; late chunking puts the
+        title in the prompt only, since its chunks are spans of the document text (which
+        holds the headings already) and must stay so.
+        """
         settings = self.settings
         mode = mode or settings.chunking
         for chunk in chunks:
@@ -278,20 +303,21 @@ class Embedder:
                     f"chunk {chunk.position} does not match text[{chunk.start}:{chunk.end}]: "
                     "chunks must be spans of this very text (join_pages(pages) for chunk_pages)"
                 )
+        prompt = self.document_prompt(title)
         if mode == "naive":
-            return self.embed_documents([c.text for c in chunks])
+            return self._encode(self.chunk_inputs(chunks), prompt, urgent=False)
         if mode != "late":
             raise ValueError(f"unknown chunking mode {mode!r} (expected 'late' or 'naive')")
-        with self._lock.hold(urgent=False):  # tokenizing the document
-            return late_chunk_embeddings(
-                self.model,
-                text,
-                chunks,
-                prompt=settings.embedding_document_prompt,
-                window_tokens=min(settings.late_window_tokens, settings.embedding_max_tokens),
-                overlap_tokens=settings.late_window_overlap_tokens,
-                window_guard=lambda k, n: self._window(k, n, len(chunks)),
-            )
+        return late_chunk_embeddings(
+            self.model,
+            text,
+            chunks,
+            prompt=prompt,
+            window_tokens=min(settings.late_window_tokens, settings.embedding_max_tokens),
+            overlap_tokens=settings.late_window_overlap_tokens,
+            window_guard=lambda k, n: self._window(k, n, len(chunks)),
+            tokenize_guard=lambda: self._lock.hold(urgent=False),
+        )
 
 
 _lock = threading.Lock()
@@ -323,10 +349,10 @@ def reset_embedder() -> None:
 
 @task(name="embed-chunks")
 def embed_chunks(
-    text: str, chunks: list[Chunk], mode: ChunkingMode | None = None
+    text: str, chunks: list[Chunk], mode: ChunkingMode | None = None, title: str | None = None
 ) -> list[list[float]]:
     """Chunk vectors of one document (late chunking unless settings say naive)."""
-    return get_embedder().embed_chunks(text, chunks, mode).tolist()
+    return get_embedder().embed_chunks(text, chunks, mode, title).tolist()
 
 
 @task(name="embed-query")

@@ -10,7 +10,9 @@ that IP; the original name travels in the Host header and as the TLS SNI /
 certificate name), so a DNS answer that changes between the check and the
 connection (DNS rebinding) cannot steer us elsewhere. Redirects are followed by
 hand (at most `MAX_REDIRECTS`), the body is streamed and cut off past
-`max_download_bytes`, and the text is extracted with trafilatura.
+`max_download_bytes`, and the text is extracted by `nodes.html_text` (trafilatura
+finds the main content, our own pass renders it with every inline element, list
+and heading).
 
 Failures are of two kinds: `IngestError` (the link is no good: 4xx, refused
 address, not a page, nothing to extract) and `TransientFetchError` (timeouts,
@@ -21,7 +23,6 @@ retry the caller turns whatever was raised into a Russian message with
 
 from __future__ import annotations
 
-import codecs
 import concurrent.futures
 import contextlib
 import io
@@ -33,11 +34,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
-import trafilatura
-from charset_normalizer import from_bytes
-from grove.observe import task
 
+from grove.observe import task
 from grove.settings import Settings, get_settings
+from nodes import html_text
+from nodes.html_text import decode_body
 from nodes.ingest_types import ExtractedDocument, IngestError
 
 MAX_REDIRECTS = 5
@@ -359,46 +360,6 @@ def _client_error_message(status: int) -> str:
 
 # --- decoding and extraction ---------------------------------------------------
 
-_META_CHARSET = re.compile(
-    rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_\-:.]+)"""
-    rb"""|<\?xml[^>]+encoding\s*=\s*["']([a-zA-Z0-9_\-:.]+)""",
-    re.I,
-)
-_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-
-
-def _known_codec(name: str | None) -> str | None:
-    if not name:
-        return None
-    try:
-        return codecs.lookup(name).name
-    except LookupError:
-        return None
-
-
-def decode_body(body: bytes, declared: str | None, html: bool) -> tuple[str, str]:
-    """Text of a page and the encoding used: BOM, then the HTTP header, then
-    `<meta charset>`, then strict UTF-8, then charset-normalizer's guess."""
-    for bom, codec in _BOMS:
-        if body.startswith(bom):
-            return body.decode(codec, errors="replace"), codec
-    candidates = [_known_codec(declared)]
-    if html:
-        match = _META_CHARSET.search(body[:4096])
-        declared_in_page = (match.group(1) or match.group(2)) if match else None
-        candidates.append(_known_codec(declared_in_page.decode("ascii", "ignore")) if declared_in_page else None)
-    candidates.append("utf-8")
-    for codec in candidates:
-        if codec:
-            try:
-                return body.decode(codec), codec
-            except (UnicodeDecodeError, LookupError):
-                continue
-    best = from_bytes(body[:200_000]).best()
-    codec = _known_codec(best.encoding) if best else None
-    codec = codec or _known_codec(declared) or "utf-8"
-    return body.decode(codec, errors="replace"), codec
-
 
 def _no_text(url: str, reason: str) -> IngestError:
     return IngestError(
@@ -414,30 +375,18 @@ def _clean(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
-def extract_html(html: str, url: str) -> dict[str, Any]:
-    """Main text and metadata of an HTML page (no navigation, footers or comments)."""
+def extract_html(html: str, url: str) -> html_text.HtmlExtraction:
+    """Main text, metadata and sections of an HTML page (`nodes.html_text`)."""
     try:
-        doc = trafilatura.bare_extraction(
-            html,
-            url=url,
-            with_metadata=True,
-            include_comments=False,
-            include_tables=True,
-            include_images=False,
-            include_links=False,
-        )
+        return html_text.extract(html, url)
     except Exception as exc:  # trafilatura/lxml on hostile markup
-        raise _no_text(url, f"trafilatura failed on {url}: {exc!r}") from exc
-    if doc is None:
-        return {}
-    data = doc if isinstance(doc, dict) else doc.as_dict()
-    return data
+        raise _no_text(url, f"HTML extraction failed on {url}: {exc!r}") from exc
 
 
 def fetch_page(url: str) -> ExtractedDocument:
     """Download `url` (SSRF-guarded, capped) and extract its text.
 
-    HTML goes through trafilatura, text/plain is taken as is, PDF is handed to
+    HTML goes through `nodes.html_text`, text/plain is taken as is, PDF is handed to
     the PDF parser. Raises IngestError or TransientFetchError.
     """
     settings = get_settings()
@@ -467,23 +416,10 @@ def fetch_page(url: str) -> ExtractedDocument:
             source_type="url", source_identifier=got.final_url, text=body, meta=meta
         )
 
-    data = extract_html(text, got.final_url)
-    body = _clean(data.get("text") or "")
-    if not body:
-        raise _no_text(got.final_url, f"trafilatura found no main text at {got.final_url}")
-    for key in ("sitename", "language", "description"):
-        value = data.get(key)
-        if value:
-            meta[key] = str(value)
-    return ExtractedDocument(
-        source_type="url",
-        source_identifier=got.final_url,
-        title=data.get("title") or None,
-        author=data.get("author") or None,
-        published_at=data.get("date") or None,
-        text=body,
-        meta=meta,
-    )
+    extraction = extract_html(text, got.final_url)
+    if not extraction.text.strip():
+        raise _no_text(got.final_url, f"no main text at {got.final_url}")
+    return html_text.to_document(extraction, source_type="url", identifier=got.final_url, meta=meta)
 
 
 # --- errors for the caller -----------------------------------------------------

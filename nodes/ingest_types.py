@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-SourceType = Literal["url", "pdf", "docx", "txt", "md", "text", "voice", "audio", "video"]
+SourceType = Literal["url", "pdf", "docx", "html", "txt", "md", "text", "voice", "audio", "video"]
 InputKind = Literal["link", "media", "file", "text"]
 
 
@@ -43,11 +43,28 @@ class Segment(BaseModel):
     text: str
 
 
+class Section(BaseModel):
+    """A stretch of the document under one heading: ``text[start:end]``, heading included.
+
+    ``path`` runs from the outermost heading to this one («Установка», «Windows»);
+    text before the first heading has an empty path. The chunker keeps chunks
+    inside one section, so a chunk can say where in the document it comes from.
+    """
+
+    start: int
+    end: int
+    path: list[str] = Field(default_factory=list)
+
+
 class ExtractedDocument(BaseModel):
     """Plain text of one source plus what we know about it, ready for chunking.
 
-    `pages` is set for paged sources (PDF: one string per page, 1-based order);
-    `segments` for media transcripts. `text` is always the whole document.
+    `pages` is set for paged sources (PDF: one string per physical page, 1-based
+    order, blank pages kept as empty strings so indexes stay physical) and then
+    `text == "\n\n".join(pages)`; `page_labels` are the page numbers the document
+    prints (a PDF's /PageLabels: «vii», «12»), one per page. `sections` are spans
+    of `text` under the document's headings, in order and not overlapping.
+    `segments` are set for media transcripts. `text` is always the whole document.
     """
 
     source_type: SourceType
@@ -57,6 +74,8 @@ class ExtractedDocument(BaseModel):
     published_at: str | None = None
     text: str
     pages: list[str] | None = None
+    page_labels: list[str] | None = None
+    sections: list[Section] = Field(default_factory=list)
     segments: list[Segment] | None = None
     duration_seconds: float | None = None
     meta: dict[str, str | int | float | bool | None] = Field(default_factory=dict)

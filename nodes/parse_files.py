@@ -3,13 +3,18 @@
 `parse_file` looks at the file's first bytes (magic numbers) before trusting its
 name or the MIME type Telegram reports, then hands it to one parser:
 
-* PDF  (pypdf)       — one string per page in `pages`; encrypted, corrupt and
-                       scanned (image-only) PDFs are refused with a clear message.
-* DOCX (python-docx) — paragraphs and tables in document order; the zip's
-                       central directory is checked first so a zip bomb is
-                       refused before anything is decompressed.
+* PDF  (pypdf)       — one string per page in `pages`, cleaned of running
+                       headers/footers and line-end hyphenation, with page labels
+                       and outline sections (`nodes.pdf_text`); encrypted, corrupt
+                       and scanned (image-only) PDFs are refused with a clear message.
+* DOCX (python-docx) — paragraphs and tables in document order, heading styles
+                       as sections; the zip's central directory is checked first
+                       so a zip bomb is refused before anything is decompressed.
+* HTML (.html/.htm/.xhtml) — the same extraction as links (`nodes.html_text`):
+                       main content, inline elements, lists, h1–h6 sections.
 * TXT / MD           — BOM, strict UTF-8, UTF-16 without BOM, then
-                       charset-normalizer among the Cyrillic code pages.
+                       charset-normalizer among the Cyrillic code pages;
+                       Markdown `#` / underlined headings become sections.
 
 Everything else (images, archives, programs, unknown) is refused. Messages for
 the user are Russian; `IngestError.reason` is English for the logs.
@@ -28,12 +33,17 @@ from typing import IO, Any
 from grove.observe import task
 
 from grove.settings import get_settings
-from nodes.ingest_types import ExtractedDocument, IngestError
+from nodes import pdf_text
+from nodes.ingest_types import ExtractedDocument, IngestError, Section
 
-SUPPORTED_HINT = "Поддерживаются PDF, DOCX, TXT, MD, а также аудио и видео."
+SUPPORTED_HINT = "Поддерживаются PDF, DOCX, HTML, TXT, MD, а также аудио и видео."
 
 TEXT_EXTENSIONS = {".txt": "txt", ".text": "txt", ".md": "md", ".markdown": "md"}
 TEXT_MIME_TYPES = {"text/plain": "txt", "text/markdown": "md", "text/x-markdown": "md"}
+HTML_EXTENSIONS = {".html", ".htm", ".xhtml"}
+HTML_MIME_TYPES = {"text/html", "application/xhtml+xml"}
+_HTML_START = re.compile(rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b",
+                         re.I | re.S)
 
 # zip-bomb limits for DOCX (checked on the central directory, before decompressing)
 DOCX_MAX_UNCOMPRESSED = 200 * 1024 * 1024
@@ -88,8 +98,63 @@ def _mb(size: int) -> str:
 # --- PDF -------------------------------------------------------------------------
 
 
+def _page_labels(reader: Any, count: int) -> list[str]:
+    """The page numbers the PDF prints (its /PageLabels), physical numbers where it defines none."""
+    try:
+        labels = [str(label) for label in reader.page_labels]
+    except Exception:  # a malformed /PageLabels tree: physical numbers are still right
+        labels = []
+    if len(labels) != count or not all(label.strip() for label in labels):
+        return [str(i + 1) for i in range(count)]
+    return labels
+
+
+def _read_pdf_pages(reader: Any) -> tuple[list[str], list[list[pdf_text.Run]]]:
+    """Each page's text and the font size of every piece of it (one pypdf pass)."""
+    texts: list[str] = []
+    runs: list[list[pdf_text.Run]] = []
+    for page in reader.pages:
+        page_runs: list[pdf_text.Run] = []
+
+        def visit(text: str, cm: Any, tm: Any, _font: Any, size: float,
+                  into: list[pdf_text.Run] = page_runs) -> None:
+            if text:
+                into.append(pdf_text.Run(text, pdf_text.run_size(cm, tm, size or 0.0)))
+
+        texts.append(_clean(page.extract_text(visitor_text=visit) or ""))
+        runs.append(page_runs)
+    return texts, runs
+
+
+def _file_stem(identifier: str) -> str:
+    """`manual` for «manual.pdf» or «https://host/docs/manual.pdf?x=1»."""
+    from urllib.parse import unquote, urlsplit
+
+    path = urlsplit(identifier).path if "://" in identifier else identifier
+    name = unquote(path.rstrip("/").rsplit("/", 1)[-1]) or identifier
+    return Path(name).stem or name
+
+
+def clean_pdf_pages(raw_pages: list[str], labels: list[str]) -> tuple[list[str], dict[str, int]]:
+    """Running lines and dot leaders removed, hyphenation joined (within and across pages);
+    counts of each."""
+    running = pdf_text.strip_running_lines(raw_pages, labels)
+    pages = [pdf_text.strip_leaders(page) for page in running.pages]
+    words = pdf_text.vocabulary(pages)
+    across = pdf_text.join_across_pages(pages, words)
+    joined = kept = 0
+    for index, page in enumerate(pages):
+        result = pdf_text.join_hyphenation(page, words)
+        pages[index] = result.text
+        joined += sum(1 for *_, join in result.decisions if join)
+        kept += sum(1 for *_, join in result.decisions if not join)
+    return pages, {"running_lines_removed": len(running.removed), "hyphens_joined": joined + across,
+                   "hyphens_kept": kept}
+
+
 def parse_pdf_source(source: str | Path | IO[bytes], identifier: str) -> ExtractedDocument:
-    """Text of a PDF (a path or a binary stream), one string per page."""
+    """Clean text of a PDF (a path or a binary stream): one string per physical page,
+    page labels, title and sections (see `nodes.pdf_text`)."""
     from pypdf import PasswordType, PdfReader
     from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError, PyPdfError
 
@@ -102,7 +167,9 @@ def parse_pdf_source(source: str | Path | IO[bytes], identifier: str) -> Extract
         reader = PdfReader(source, strict=False)
         if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
             raise encrypted
-        pages = [_clean(page.extract_text() or "") for page in reader.pages]
+        raw_pages, runs = _read_pdf_pages(reader)
+        labels = _page_labels(reader, len(raw_pages))
+        headings = pdf_text.outline_headings(reader)
         info = reader.metadata
         title = (info.title or "").strip() if info else ""
         author = (info.author or "").strip() if info else ""
@@ -117,22 +184,31 @@ def parse_pdf_source(source: str | Path | IO[bytes], identifier: str) -> Extract
     except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError, AttributeError,
             IndexError, AssertionError, RecursionError, OSError, UnicodeError) as exc:
         raise IngestError(corrupt_message, f"corrupt PDF {identifier}: {exc!r}") from exc
-    if not pages:
+    if not raw_pages:
         raise IngestError(corrupt_message, f"PDF {identifier} has no pages")
-    if not any(pages):
+    if not any(raw_pages):
         raise IngestError(
             "В этом PDF нет текстового слоя — похоже, это скан или картинки. "
             "Распознавание сканов (OCR) не поддерживается.",
-            f"image-only PDF {identifier}: no extractable text on {len(pages)} pages",
+            f"image-only PDF {identifier}: no extractable text on {len(raw_pages)} pages",
         )
+    pages, counts = clean_pdf_pages(raw_pages, labels)
+    body = pdf_text.body_size(runs)
+    if not headings:
+        headings = pdf_text.font_headings(runs, body)
+    if pdf_text.is_junk_title(title):
+        title = pdf_text.title_from_fonts(runs[0], body) or _file_stem(identifier)
     return ExtractedDocument(
         source_type="pdf",
         source_identifier=identifier,
         title=title or None,
         author=author or None,
-        text="\n\n".join(page for page in pages if page),
+        text=pdf_text.PAGE_SEPARATOR.join(pages),
         pages=pages,
-        meta={"page_count": len(pages), "empty_pages": sum(1 for p in pages if not p)},
+        page_labels=labels,
+        sections=pdf_text.locate_sections(pages, headings),
+        meta={"page_count": len(pages), "empty_pages": sum(1 for p in pages if not p), **counts,
+              "headings": len(headings)},
     )
 
 
@@ -179,12 +255,43 @@ def _zip_kind(names: set[str]) -> str:
     return "ZIP-архив"
 
 
-def _docx_blocks(document: Any) -> tuple[list[str], int, int]:
-    """Paragraph and table texts in document order; counts of paragraphs and tables."""
+_HEADING_STYLE = re.compile(r"^(?:heading|заголовок)\s*(\d)$", re.I)
+
+
+def _outline_level(paragraph: Any) -> int | None:
+    """Heading level 1-9 of a DOCX paragraph, from its outline level (direct or through its
+    style and the styles it is based on), else from a «Heading N» / «Заголовок N» style name."""
+    from docx.oxml.ns import qn
+
+    def level_of(properties: Any) -> int | None:
+        if properties is None:
+            return None
+        found = properties.find(qn("w:outlineLvl"))
+        if found is None:
+            return None
+        value = int(found.get(qn("w:val"), "9"))
+        return value + 1 if value < 9 else 0  # 9 is "body text"
+
+    level = level_of(paragraph._p.pPr)
+    style = paragraph.style
+    seen = 0
+    while level is None and style is not None and seen < 20:
+        level = level_of(style.element.pPr)
+        if level is None:
+            named = _HEADING_STYLE.match((style.name or "").strip())
+            level = int(named.group(1)) if named else None
+        style, seen = style.base_style, seen + 1
+    return level or None
+
+
+def _docx_blocks(document: Any) -> tuple[list[tuple[str, int]], int, int, str | None]:
+    """Paragraph and table texts in document order with their heading level (0: body);
+    counts of paragraphs and tables; the text of a «Title»-styled paragraph, if any."""
     from docx.table import Table
 
-    blocks: list[str] = []
+    blocks: list[tuple[str, int]] = []
     paragraphs = tables = 0
+    title: str | None = None
     for item in document.iter_inner_content():
         if isinstance(item, Table):
             rows = []
@@ -199,14 +306,43 @@ def _docx_blocks(document: Any) -> tuple[list[str], int, int]:
                 if any(cells):
                     rows.append(" | ".join(cells))
             if rows:
-                blocks.append("\n".join(rows))
+                blocks.append(("\n".join(rows), 0))
                 tables += 1
         else:
             text = item.text.strip()
             if text:
-                blocks.append(text)
+                style_name = (item.style.name or "") if item.style is not None else ""
+                if title is None and style_name.strip().lower() in ("title", "название", "заголовок"):
+                    title = " ".join(text.split())
+                blocks.append((text, _outline_level(item) or 0))
                 paragraphs += 1
-    return blocks, paragraphs, tables
+    return blocks, paragraphs, tables, title
+
+
+def sections_from_blocks(blocks: list[tuple[str, int]], separator: str = "\n\n") -> tuple[str, list[Section]]:
+    """Join (text, heading level) blocks; every heading opens a section under its enclosing ones."""
+    parts: list[str] = []
+    starts: list[tuple[int, list[str]]] = []
+    stack: list[tuple[int, str]] = []
+    length = 0
+    for text, level in blocks:
+        if parts:
+            parts.append(separator)
+            length += len(separator)
+        if level:
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, " ".join(text.split())))
+            starts.append((length, [t for _, t in stack]))
+        parts.append(text)
+        length += len(text)
+    sections: list[Section] = []
+    if starts and starts[0][0] > 0:
+        sections.append(Section(start=0, end=starts[0][0], path=[]))
+    for i, (start, path) in enumerate(starts):
+        end = starts[i + 1][0] if i + 1 < len(starts) else length
+        sections.append(Section(start=start, end=end, path=path))
+    return "".join(parts), sections
 
 
 def parse_docx(path: str | Path, name: str) -> ExtractedDocument:
@@ -226,7 +362,7 @@ def parse_docx(path: str | Path, name: str) -> ExtractedDocument:
         raise _unsupported(kind, f"{name} is a zip of kind {kind!r}, not a DOCX")
     try:
         document = docx.Document(str(path))
-        blocks, paragraphs, tables = _docx_blocks(document)
+        blocks, paragraphs, tables, styled_title = _docx_blocks(document)
         core = document.core_properties
         title = (core.title or "").strip()
         author = (core.author or "").strip()
@@ -236,12 +372,17 @@ def parse_docx(path: str | Path, name: str) -> ExtractedDocument:
         raise IngestError(broken, f"python-docx failed on {name}: {exc!r}") from exc
     if not blocks:
         raise _empty(name, f"DOCX {name} has no text")
+    text, sections = sections_from_blocks(blocks)
+    if pdf_text.is_junk_title(title):
+        first_heading = next((" ".join(t.split()) for t, level in blocks if level), None)
+        title = styled_title or first_heading or _file_stem(name)
     return ExtractedDocument(
         source_type="docx",
         source_identifier=name,
         title=title or None,
         author=author or None,
-        text="\n\n".join(blocks),
+        text=text,
+        sections=sections,
         meta={"paragraphs": paragraphs, "tables": tables},
     )
 
@@ -335,16 +476,87 @@ def parse_text(path: str | Path, name: str, source_type: str) -> ExtractedDocume
     if not text:
         raise _empty(name, f"text file {name} is empty")
     title = None
+    sections: list[Section] = []
     if source_type == "md":
         heading = re.search(r"^#\s+(.+?)\s*#*\s*$", text, re.M)
         title = heading.group(1) if heading else None
+        sections = markdown_sections(text)
     return ExtractedDocument(
         source_type=source_type,  # type: ignore[arg-type]
         source_identifier=name,
         title=title,
         text=text,
+        sections=sections,
         meta={"encoding": encoding},
     )
+
+
+_MD_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+_MD_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_MD_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def markdown_sections(text: str) -> list[Section]:
+    """Sections of a Markdown text: ATX (`## Title`) and setext (underlined) headings,
+    ignoring lines inside fenced code blocks."""
+    starts: list[tuple[int, int, str]] = []  # (offset, level, heading)
+    fence: str | None = None
+    offset = 0
+    previous: tuple[int, str] | None = None  # the last non-blank paragraph line
+    for line in text.splitlines(keepends=True):
+        stripped = line.rstrip("\r\n")
+        opened = _MD_FENCE.match(stripped)
+        if fence is not None:
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
+                fence = None
+        elif opened:
+            fence, previous = opened.group(1), None
+        elif (atx := _MD_ATX.match(stripped)) is not None:
+            starts.append((offset, len(atx.group(1)), atx.group(2).strip()))
+            previous = None
+        elif (setext := _MD_SETEXT.match(stripped)) is not None and previous is not None:
+            starts.append((previous[0], 1 if setext.group(1)[0] == "=" else 2, previous[1]))
+            previous = None
+        else:
+            previous = (offset, stripped.strip()) if stripped.strip() else None
+        offset += len(line)
+    blocks_at: list[tuple[int, list[str]]] = []
+    stack: list[tuple[int, str]] = []
+    for start, level, heading in starts:
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, heading))
+        blocks_at.append((start, [h for _, h in stack]))
+    sections: list[Section] = []
+    if blocks_at and blocks_at[0][0] > 0:
+        sections.append(Section(start=0, end=blocks_at[0][0], path=[]))
+    for i, (start, path) in enumerate(blocks_at):
+        end = blocks_at[i + 1][0] if i + 1 < len(blocks_at) else len(text)
+        if end > start:
+            sections.append(Section(start=start, end=end, path=path))
+    return sections
+
+
+# --- HTML ----------------------------------------------------------------------
+
+
+def parse_html(path: str | Path, name: str) -> ExtractedDocument:
+    """A local HTML file, extracted exactly as a fetched page is (`nodes.html_text`)."""
+    from nodes import html_text
+
+    data = Path(path).read_bytes()
+    markup, encoding = html_text.decode_body(data, None, html=True)
+    try:
+        extraction = html_text.extract(markup)
+    except Exception as exc:  # lxml/trafilatura on hostile markup
+        raise IngestError("Не удалось разобрать HTML-файл.", f"HTML extraction failed on {name}: {exc!r}") from exc
+    if not extraction.text.strip():
+        raise _empty(name, f"HTML file {name} has no main text")
+    document = html_text.to_document(extraction, source_type="html", identifier=name,
+                                     meta={"encoding": encoding})
+    if pdf_text.is_junk_title(document.title):
+        document.title = _file_stem(name)
+    return document
 
 
 # --- dispatch --------------------------------------------------------------------
@@ -382,7 +594,7 @@ def sniff(head: bytes) -> str | None:
 
 
 def parse_file(path: str, file_name: str, mime_type: str | None) -> ExtractedDocument:
-    """Parse a local file (PDF, DOCX, TXT, MD) into an ExtractedDocument.
+    """Parse a local file (PDF, DOCX, HTML, TXT, MD) into an ExtractedDocument.
 
     Raises IngestError (Russian `user_message`) for anything we cannot index.
     """
@@ -432,6 +644,9 @@ def parse_file(path: str, file_name: str, mime_type: str | None) -> ExtractedDoc
             "Не удалось открыть DOCX: файл повреждён или это не документ Word.",
             f"{name}: .docx without a zip header",
         )
+    if ext in HTML_EXTENSIONS or (mime in HTML_MIME_TYPES and ext not in TEXT_EXTENSIONS) \
+            or (not ext and _HTML_START.match(head)):
+        return parse_html(path, name)
     source_type = TEXT_EXTENSIONS.get(ext) or TEXT_MIME_TYPES.get(mime)
     if source_type is None:
         raise _unsupported(_kind_by_name(name, mime_type), f"{name}: unsupported ext {ext!r} / mime {mime!r}")

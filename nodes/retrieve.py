@@ -33,30 +33,35 @@ class Fragment(BaseModel):
     source_identifier: str
     title: str | None = None
     page: int | None = None
+    page_label: str | None = None
+    section: str | None = None
     ts_start: float | None = None
     ts_end: float | None = None
     distance: float
     score: float | None = None
 
     def source_label(self) -> str:
-        """`pdf «report.pdf», с. 3` — type + file name / URL / page or time, for the source block."""
+        """`pdf: report.pdf, с. vii, раздел «Установка → Windows»` — type + file name / URL,
+        the page as the document prints it (or the time), and the section, for the source block."""
         kind = {"url": "ссылка", "voice": "голосовое", "audio": "аудио", "video": "видео",
                 "text": "текст"}.get(self.source_type, self.source_type)
         label = f"{kind}: {self.source_identifier}"
         if self.title and self.title not in self.source_identifier:
             label += f" («{self.title}»)"
-        if self.page is not None:
-            label += f", с. {self.page}"
+        if self.page_label or self.page is not None:
+            label += f", с. {self.page_label or self.page}"
         elif self.ts_start is not None:
             minutes, seconds = divmod(int(self.ts_start), 60)
             label += f", {minutes}:{seconds:02d}"
+        if self.section:
+            label += f", раздел «{self.section}»"
         return label
 
 
 _SEARCH = """
 with candidates as materialized (
     select id, document_id, chunk_text, source_type, source_identifier, title, page,
-           ts_start, ts_end, embedding <=> %(query)s as distance
+           page_label, section, ts_start, ts_end, embedding <=> %(query)s as distance
       from document_chunks
      where owner_id = %(owner)s and is_active
      order by embedding <=> %(query)s
@@ -87,7 +92,8 @@ def search_in(conn: psycopg.Connection, owner_id: int, query_vector: Sequence[fl
     return [
         Fragment(chunk_id=r["id"], document_id=r["document_id"], text=r["chunk_text"],
                  source_type=r["source_type"], source_identifier=r["source_identifier"],
-                 title=r["title"], page=r["page"], ts_start=r["ts_start"], ts_end=r["ts_end"],
+                 title=r["title"], page=r["page"], page_label=r.get("page_label"),
+                 section=r.get("section"), ts_start=r["ts_start"], ts_end=r["ts_end"],
                  distance=float(r["distance"]))
         for r in rows
     ]

@@ -50,6 +50,8 @@ class Snippet(BaseModel):
     source_identifier: str | None = None
     title: str | None = None
     page: int | None = None
+    page_label: str | None = None
+    section: str | None = None
 
     def source_label(self) -> str:
         if self.source_type == "qa":
@@ -57,8 +59,10 @@ class Snippet(BaseModel):
         label = f"документ: {self.source_identifier}"
         if self.title and self.title not in (self.source_identifier or ""):
             label += f" («{self.title}»)"
-        if self.page is not None:
-            label += f", с. {self.page}"
+        if self.page_label or self.page is not None:
+            label += f", с. {self.page_label or self.page}"
+        if self.section:
+            label += f", раздел «{self.section}»"
         return label
 
 
@@ -77,8 +81,8 @@ select * from nearest where distance < %(threshold)s order by distance
 
 _CHUNKS_SEARCH = """
 with nearest as materialized (
-    select id, document_id, chunk_text, page, subcategory, source_identifier, title,
-           embedding <=> %(query)s as distance
+    select id, document_id, chunk_text, page, page_label, section, subcategory, source_identifier,
+           title, embedding <=> %(query)s as distance
       from document_chunks
      where owner_id = %(owner)s and subcategory = %(subcategory)s and is_active
      order by embedding <=> %(query)s
@@ -108,7 +112,8 @@ def chunks_search(conn: psycopg.Connection, subcategory: str, query: np.ndarray,
     return [Snippet(source_type="document", priority_level=2, content=r["chunk_text"],
                     distance=float(r["distance"]), id=r["id"], document_id=r["document_id"],
                     subcategory=r["subcategory"], source_identifier=r["source_identifier"],
-                    title=r["title"], page=r["page"]) for r in rows]
+                    title=r["title"], page=r["page"], page_label=r.get("page_label"),
+                    section=r.get("section")) for r in rows]
 
 
 class Retrieval(BaseModel):

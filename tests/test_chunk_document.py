@@ -27,3 +27,34 @@ def test_pdf_chunks_carry_their_page(env) -> None:  # type: ignore[no-untyped-de
     result = chunk(ExtractedDocument(source_type="pdf", source_identifier="a.pdf",
                                      text="\n\n".join(pages), pages=pages))
     assert [(r.page, r.text) for r in result.records] == [(1, pages[0]), (2, pages[1])]
+
+
+def test_manual_chunks_carry_page_labels_and_sections(env, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from nodes.parse_files import parse_file
+    from tests.support.documents import make_manual_pdf
+
+    env(GROVE_CHUNK_TARGET_CHARS="1000", GROVE_CHUNK_OVERLAP_CHARS="200")
+    document = parse_file(str(make_manual_pdf(tmp_path / "manual.pdf")), "manual.pdf", None)
+    result = chunk(document)
+    by_section = {r.section: r for r in result.records}
+    linux = by_section["1 Установка → 1.2 Linux"]
+    assert (linux.page, linux.page_label) == (5, "2")  # physical page 5 prints «2»
+    assert linux.text.startswith("1.2 Linux\n") and "journalctl" in linux.text
+    assert by_section["Предисловие"].page_label == "ii"
+    assert all(r.page != 3 for r in result.records)  # the blank page gives no chunk
+    # the bare chapter heading travels with its first section instead of standing alone
+    windows = next(r for r in result.records if r.section == "1 Установка → 1.1 Windows")
+    assert windows.text.startswith("1 Установка\n1.1 Windows\n")
+    assert all(len(r.text) > 100 for r in result.records)
+
+
+def test_a_heading_equal_to_the_title_is_not_repeated_in_the_path(env) -> None:  # type: ignore[no-untyped-def]
+    from nodes.ingest_types import Section
+
+    text = "Сад\n\nВступление про сад.\n\nМалина\n\nМалину подвязывают весной."
+    cut = text.index("Малина")
+    document = ExtractedDocument(source_type="html", source_identifier="sad.html", title="Сад", text=text,
+                                 sections=[Section(start=0, end=cut, path=["Сад"]),
+                                           Section(start=cut, end=len(text), path=["Сад", "Малина"])])
+    env(GROVE_CHUNK_MERGE_CHARS="0")
+    assert [r.section for r in chunk(document).records] == [None, "Малина"]

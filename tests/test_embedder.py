@@ -162,3 +162,35 @@ def test_missing_model_gives_a_clear_error(patched_env: pytest.MonkeyPatch, sett
     patched_env.undo()
     reset_settings()
     assert get_embedder() is loaded  # the loaded model survived the failed switch
+
+
+@pytest.mark.parametrize("mode", ["late", "naive"])
+def test_a_query_goes_between_the_windows_of_a_document(patched_env: pytest.MonkeyPatch, mode: str) -> None:
+    """Indexing holds the model one window (or batch) at a time: a user's query waits for
+    that one, not for the whole document."""
+    patched_env.setenv("GROVE_LATE_WINDOW_TOKENS", "128")
+    patched_env.setenv("GROVE_LATE_WINDOW_OVERLAP_TOKENS", "16")
+    patched_env.setenv("GROVE_EMBEDDING_BATCH_SIZE", "2")
+    reset_settings()
+    embedder = get_embedder()
+    text = "\n\n".join(f"Абзац {n}. " + TEXT for n in range(40))
+    chunks = chunk_text(text, target_chars=300, overlap_chars=0)
+    events: list[str] = []
+    started = threading.Event()
+    real_step = embedder_module.progress.step
+
+    def step(stage: str, done: int, total: int) -> None:  # called between windows / batches
+        events.append(f"window {done}/{total}")
+        started.set()
+        real_step(stage, done, total)
+
+    patched_env.setattr(embedder_module.progress, "step", step)
+    indexing = threading.Thread(target=lambda: (embedder.embed_chunks(text, chunks, mode=mode),
+                                                events.append("document done")))
+    indexing.start()
+    assert started.wait(120)
+    embedder.embed_query("когда созревает антоновка")
+    events.append("query done")
+    indexing.join(300)
+    assert events.index("query done") < events.index("document done")
+    assert any(e.startswith("window") for e in events[events.index("query done"):])

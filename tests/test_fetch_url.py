@@ -96,6 +96,21 @@ def test_article_main_text_without_boilerplate(site: HtmlSite, loopback_allowed:
     assert doc.meta["encoding"] == "utf-8"
 
 
+def test_help_page_keeps_inline_names_lists_and_sections(site: HtmlSite, loopback_allowed: None) -> None:
+    from tests.support.documents import MANUAL_HTML_TITLE, manual_html
+
+    site.routes["/help/rect-select.html"] = Route(
+        headers={"Content-Type": "application/xhtml+xml"}, body=manual_html().encode("utf-8"))
+    doc = fetch_page(site.url("/help/rect-select.html"))
+    assert doc.title == MANUAL_HTML_TITLE
+    assert "из меню изображения Инструменты → Выделение → Прямоугольное выделение;" in doc.text
+    assert "несколькими способами:\n- из меню изображения" in doc.text
+    assert "с параметрами image, operation, x, y и размерами" in doc.text
+    assert "Report a bug" not in doc.text and "След." not in doc.text
+    assert [s.path[-1] for s in doc.sections] == [MANUAL_HTML_TITLE, "Активация инструмента",
+                                                 "Сценарий выделения", "Ширина и высота"]
+
+
 def test_charset_from_meta_tag(site: HtmlSite, loopback_allowed: None) -> None:
     doc = fetch_page(site.url("/article-cp1251"))  # header has no charset; <meta> says windows-1251
     assert doc.meta["encoding"] == "cp1251"

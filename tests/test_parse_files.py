@@ -14,10 +14,18 @@ from nodes import parse_files as node
 from nodes.ingest_types import IngestError
 from nodes.parse_files import parse_file
 from tests.support.documents import (
+    MANUAL_CONTINUED,
+    MANUAL_FOOTER,
+    MANUAL_HEADER,
+    MANUAL_HTML_TITLE,
+    MANUAL_TITLE_LINE,
+    MARKDOWN_NOTES,
     grove_settings,
     make_docx,
     make_encrypted_pdf,
+    make_headed_docx,
     make_image_only_pdf,
+    make_manual_pdf,
     make_pdf,
     make_png,
     make_text_file,
@@ -25,7 +33,7 @@ from tests.support.documents import (
     make_zip_bomb_docx,
 )
 
-SUPPORTED = "Поддерживаются PDF, DOCX, TXT, MD, а также аудио и видео"
+SUPPORTED = "Поддерживаются PDF, DOCX, HTML, TXT, MD, а также аудио и видео"
 PAGES = [
     "Глава первая. Берёзовая роща начинается с правильно выбранного участка.",
     "Глава вторая. Саженцы высаживают ранней весной, пока почва влажная.",
@@ -77,6 +85,62 @@ def test_long_pdf_keeps_every_page_in_order(tmp_path: Path) -> None:
     doc = parse_file(str(path), "long.pdf", None)
     assert doc.pages is not None and len(doc.pages) == 100
     assert doc.pages[41].startswith("Страница 42.")
+
+
+def test_manual_pdf_is_clean_text_with_true_pages_and_sections(tmp_path: Path) -> None:
+    doc = parse_file(str(make_manual_pdf(tmp_path / "manual.pdf")), "manual.pdf", None)
+    assert doc.pages is not None and len(doc.pages) == 7
+    assert doc.text == "\n\n".join(doc.pages)
+    # running header, footer, page numbers and "continued" markers: found across pages, removed
+    for debris in (MANUAL_HEADER, MANUAL_FOOTER, MANUAL_CONTINUED, "— 2 —", "— ii —"):
+        assert debris not in doc.text
+    assert doc.meta["running_lines_removed"] == 6 * 3 + 3  # 6 pages with text, 3 markers
+    # hyphenation joined; real compounds keep their hyphen, broken or not
+    assert "запускают от имени администратора" in doc.text and "запус-" not in doc.text
+    assert "устанавливают через apt install grove" in doc.text
+    assert "Debian-пакет grove" in doc.text and "Что-то ещё?" in doc.text
+    assert "прокси-сервер" in doc.text
+    # the blank page stays a (empty) page, so physical numbers keep their place
+    assert doc.pages[2] == "" and doc.meta["empty_pages"] == 1
+    assert doc.page_labels == ["i", "ii", "iii", "1", "2", "3", "4"]
+    # sections from the outline, each starting at its printed heading
+    paths = [(s.path, doc.text[s.start : s.end].split("\n", 1)[0]) for s in doc.sections]
+    assert (["1 Установка", "1.2 Linux"], "1.2 Linux") in paths
+    assert (["2 Настройка", "2.1 Прокси"], "2.1 Прокси") in paths
+    linux = next(s for s in doc.sections if s.path[-1:] == ["1.2 Linux"])
+    assert "journalctl -u grove" in doc.text[linux.start : linux.end]
+    assert "Windows" not in doc.text[linux.start : linux.end]
+    # «untitled» is no title: the largest line of the first page is
+    assert doc.title == MANUAL_TITLE_LINE
+
+
+@pytest.mark.parametrize("junk", ["untitled", "Microsoft Word - отчёт.doc", "", "  ---  "])
+def test_junk_pdf_title_falls_back_to_the_file_name(tmp_path: Path, junk: str) -> None:
+    path = make_pdf(PAGES, tmp_path / "roscha.pdf", title=junk or None)
+    assert parse_file(str(path), "Роща 2024.pdf", None).title == "Роща 2024"
+
+
+def test_pdf_without_outline_takes_headings_from_font_sizes(tmp_path: Path) -> None:
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    from tests.support.documents import _register_font
+
+    font = _register_font()
+    path = tmp_path / "plain.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=A4)
+    y = 780
+    for size, text in [(16, "Посадка"), (11, "Саженцы сажают весной в подготовленные ямы."),
+                       (13, "Уход за саженцами"), (11, "Первый год саженцы поливают еженедельно."),
+                       (16, "Сбор урожая"), (11, "Ягоды собирают утром, пока не жарко.")]:
+        pdf.setFont(font, size)
+        pdf.drawString(50, y, text)
+        y -= size + 8
+    pdf.showPage()
+    pdf.save()
+    doc = parse_file(str(path), "plain.pdf", None)
+    assert [s.path for s in doc.sections] == [["Посадка"], ["Посадка", "Уход за саженцами"], ["Сбор урожая"]]
+    assert doc.text[doc.sections[1].start :].startswith("Уход за саженцами")
 
 
 def test_encrypted_pdf_refused(tmp_path: Path) -> None:
@@ -197,6 +261,16 @@ def test_empty_docx(tmp_path: Path) -> None:
     assert _error(path).user_message == "В файле «blank.docx» нет текста — индексировать нечего."
 
 
+def test_docx_heading_styles_become_sections(tmp_path: Path) -> None:
+    for russian in (False, True):
+        path = make_headed_docx(tmp_path / f"garden-{russian}.docx", russian_styles=russian)
+        doc = parse_file(str(path), path.name, None)
+        assert [s.path for s in doc.sections] == [[], ["Весна"], ["Весна", "Полив"], ["Осень"]]
+        assert doc.text[doc.sections[2].start : doc.sections[2].end].strip() == (
+            "Полив\n\nМолодые деревья поливают раз в неделю, ведро под каждое дерево.")
+        assert doc.title == "Обслуживание сада"  # the «Title» paragraph, no core title set
+
+
 # --- TXT / MD ------------------------------------------------------------------
 
 
@@ -230,6 +304,57 @@ def test_markdown(tmp_path: Path) -> None:
     assert doc.source_type == "md"
     assert doc.title == "Заметки о роще"
     assert doc.text == source.strip()
+
+
+def test_markdown_headings_become_sections(tmp_path: Path) -> None:
+    path = make_text_file(tmp_path / "notes.md", MARKDOWN_NOTES, "utf-8")
+    doc = parse_file(str(path), "notes.md", None)
+    assert [s.path for s in doc.sections] == [
+        ["Заметки садовода"],
+        ["Заметки садовода", "Малина"],
+        ["Заметки садовода", "Малина", "Сорта"],
+        ["Заметки садовода", "Смородина"],
+    ]
+    raspberry = doc.sections[1]
+    assert "# это комментарий в коде" in doc.text[raspberry.start : raspberry.end]  # code is no heading
+    assert doc.text[doc.sections[3].start :].startswith("Смородина\n---")
+
+
+# --- HTML ----------------------------------------------------------------------
+
+
+def test_local_html_file_keeps_inline_text_lists_and_sections(tmp_path: Path) -> None:
+    from tests.support.documents import manual_html
+
+    path = tmp_path / "rect-select.html"
+    path.write_text(manual_html(), encoding="utf-8")
+    doc = parse_file(str(path), "rect-select.html", None)
+    assert doc.source_type == "html" and doc.title == MANUAL_HTML_TITLE
+    # a menu path made of inline elements keeps its names
+    assert "из меню изображения Инструменты → Выделение → Прямоугольное выделение;" in doc.text
+    # the list stays, right after its lead-in line
+    assert ("несколькими способами:\n- из меню изображения" in doc.text
+            and "- клавишей быстрого доступа R." in doc.text)
+    # nested inline code keeps its words, in place
+    assert ("вызовите gimp-image-select-rectangle с параметрами image, operation, x, y и размерами"
+            in doc.text)
+    # navigation around the content is not text
+    for navigation in ("Пред.", "Наверх", "Эллиптическое выделение", "Report a bug"):
+        assert navigation not in doc.text
+    assert [s.path for s in doc.sections] == [
+        [MANUAL_HTML_TITLE],
+        [MANUAL_HTML_TITLE, "Активация инструмента"],
+        [MANUAL_HTML_TITLE, "Сценарий выделения"],
+        [MANUAL_HTML_TITLE, "Сценарий выделения", "Ширина и высота"],
+    ]
+
+
+def test_html_without_extension_is_sniffed(tmp_path: Path) -> None:
+    from tests.support.documents import manual_html
+
+    path = tmp_path / "page"
+    path.write_text(manual_html(), encoding="utf-8")
+    assert parse_file(str(path), "page", None).source_type == "html"
 
 
 def test_crlf_normalised(tmp_path: Path) -> None:
@@ -303,3 +428,15 @@ def test_prefect_task_wraps_parse_file(tmp_path: Path) -> None:
     assert node.parse_file_task.name == "parse-file"
     assert node.parse_file_task.fn(str(path), "t.txt", None).text == TEXT
     assert os.path.exists(path)
+
+
+def test_hyphenation_is_decided_by_the_document_itself() -> None:
+    from nodes.pdf_text import join_hyphenation, strip_leaders, vocabulary
+
+    page = ("Программа METAFONT рисует шрифты; из-за ошибки файл texmf-dist пуст.\n"
+            "Запустите META-\nFONT и дистри-\nбутив из-\nза ошибки, каталог texmf-\ndist,\n"
+            "платформа i386-\ncygwin, годы 2010-\n2017, Debian-\nпакет, что-\nто, мес-\nто.")
+    joined = join_hyphenation(page, vocabulary([page])).text
+    assert joined.endswith("Запустите METAFONT и дистрибутив из-за ошибки, каталог texmf-dist,\n"
+                           "платформа i386-cygwin, годы 2010-2017, Debian-пакет, что-то, место.")
+    assert strip_leaders("1.2 Установка . . . . . . . . 12\nИтак... конец.") == "1.2 Установка 12\nИтак... конец."

@@ -10,8 +10,10 @@ from chunking import (
     PAGE_SEPARATOR,
     Chunk,
     chunk_pages,
+    chunk_regions,
     chunk_text,
     join_pages,
+    plan_regions,
     split_paragraphs,
     split_sentences,
 )
@@ -304,3 +306,84 @@ def test_pages_are_never_crossed(target: int, overlap: int) -> None:
 def test_chunk_text_has_no_page() -> None:
     text = "\n\n".join(LONG_PARAGRAPHS)
     assert all(c.page is None for c in chunk_text(text, target_chars=200, overlap_chars=50))
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def _sectioned(parts: list[tuple[tuple[str, ...], str]]) -> tuple[str, list[tuple[int, int, tuple[str, ...]]]]:
+    """Join (path, section text) parts with blank lines; the section spans over the result."""
+    text, sections = "", []
+    for path, body in parts:
+        if text:
+            text += "\n\n"
+        sections.append((len(text), len(text) + len(body), path))
+        text += body
+    return text, sections
+
+
+def _section_of(sections: list[tuple[int, int, tuple[str, ...]]], chunk: Chunk) -> list[tuple[str, ...]]:
+    return [path for start, end, path in sections if start < chunk.end and chunk.start < end]
+
+
+@pytest.mark.parametrize("merge_chars", [0, 500])
+def test_chunks_never_span_two_large_sections(merge_chars: int) -> None:
+    first = "Установка\n\n" + "\n\n".join(LONG_PARAGRAPHS)
+    second = "Настройка\n\n" + "\n\n".join(reversed(LONG_PARAGRAPHS))
+    text, sections = _sectioned([(("Установка",), first), (("Настройка",), second)])
+    assert len(first) > 1000 and len(second) > 1000
+    regions = plan_regions(text, sections=sections, merge_chars=merge_chars, target_chars=1000)
+    chunks = chunk_regions(text, regions, target_chars=1000, overlap_chars=200)
+    assert len(chunks) >= 4
+    for chunk in chunks:
+        assert _section_of(sections, chunk) == [chunk.section]  # inside exactly its own section
+    assert {c.section for c in chunks} == {("Установка",), ("Настройка",)}
+    # the first chunk of a section repeats nothing of the section before it
+    second_start = sections[1][0]
+    opening = next(c for c in chunks if c.section == ("Настройка",))
+    assert opening.start == opening.overlap_start == second_start
+    for path, (start, end, _) in zip(("Установка", "Настройка"), sections):
+        own = [c for c in chunks if c.section == (path,)]
+        check_chunks(text[start:end], [Chunk(c.start - start, c.end - start, c.text, i,
+                                             c.overlap_start - start) for i, c in enumerate(own)],
+                     target_chars=1000, overlap_chars=200)
+
+
+def test_a_heading_never_stands_alone() -> None:
+    body = LONG_PARAGRAPHS[0]  # fits a 700-character chunk alone, but not after its headings
+    assert len(body) <= 700 < len(body) + len("Глава 1\n\n1.1 Начало\n")
+    text, sections = _sectioned([
+        (("Глава 1",), "Глава 1"),  # a chapter heading with nothing under it
+        (("Глава 1", "1.1 Начало"), "1.1 Начало\n" + body),
+    ])
+    regions = plan_regions(text, sections=sections, target_chars=700)
+    assert [r.section for r in regions] == [("Глава 1", "1.1 Начало")]  # the bare heading joined
+    chunks = chunk_regions(text, regions, target_chars=700, overlap_chars=0)
+    assert chunks[0].text.startswith("Глава 1\n\n1.1 Начало\n" + body[:20])  # headings go with the text
+    assert all(len(c.text) > 100 for c in chunks)
+
+
+def test_short_neighbour_sections_share_a_chunk_only_when_both_are_short() -> None:
+    short = ["Полив\n\nМалину поливают раз в неделю.", "Подкормка\n\nВесной дают азот.",
+             "Обрезка\n\n" + LONG_PARAGRAPHS[0]]
+    text, sections = _sectioned([(("Малина", "Полив"), short[0]), (("Малина", "Подкормка"), short[1]),
+                                 (("Малина", "Обрезка"), short[2])])
+    merged = chunk_regions(text, plan_regions(text, sections=sections, merge_chars=500), overlap_chars=0)
+    assert [c.section for c in merged] == [("Малина",), ("Малина", "Обрезка")]
+    assert merged[0].text == short[0] + "\n\n" + short[1]
+    kept_apart = chunk_regions(text, plan_regions(text, sections=sections, merge_chars=0), overlap_chars=0)
+    assert [c.section for c in kept_apart] == [s[2] for s in sections]
+
+
+def test_sections_and_pages_cut_together() -> None:
+    pages = ["Введение\n\n" + LONG_PARAGRAPHS[0], LONG_PARAGRAPHS[1] + "\n\nИтоги\n\n" + LONG_PARAGRAPHS[0]]
+    text = join_pages(pages)
+    second_page = len(pages[0]) + len(PAGE_SEPARATOR)
+    results = text.index("Итоги")
+    sections = [(0, results, ("Введение",)), (results, len(text), ("Итоги",))]
+    page_spans = [(0, len(pages[0])), (second_page, len(text))]
+    chunks = chunk_regions(text, plan_regions(text, pages=page_spans, sections=sections), target_chars=2000,
+                           overlap_chars=0)
+    assert [(c.page, c.section) for c in chunks] == [(1, ("Введение",)), (2, ("Введение",)), (2, ("Итоги",))]
+    for chunk in chunks:
+        assert text[chunk.start : chunk.end] == chunk.text

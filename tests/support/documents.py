@@ -102,6 +102,195 @@ def make_pdf(pages: list[str], path: str | Path | IO[bytes], *, title: str | Non
     return path  # type: ignore[return-value]
 
 
+# A manual laid out like a real one: running header and footer on every page, words
+# hyphenated at line ends, an outline, roman page labels before the first chapter,
+# a blank page, a "continued" marker, headings set larger than the body text.
+MANUAL_HEADER = "Руководство по установке Grove · издание 2024"
+MANUAL_FOOTER = "© 2024 Команда Grove. Все права защищены."
+MANUAL_CONTINUED = "(продолжение на следующей странице)"
+MANUAL_TITLE_LINE = "Руководство по установке Grove"
+WINDOWS_LINES = [
+    "Под Windows установщик скачивают со страницы проекта и запус-",
+    "кают от имени администратора. Программа спрашивает, куда поместить",
+    "файлы, и предлагает папку C:\\Program Files\\Grove по умолчанию.",
+    "Если антивирус задерживает установку, добавьте папку в исклю-",
+    "чения и запустите установщик снова. После установки в меню «Пуск»",
+    "появляется ярлык, а служба Grove стартует автоматически при вхо-",
+    "де в систему. Журнал установки лежит в папке %TEMP%\\grove-setup.log,",
+    "его стоит приложить к сообщению об ошибке. Для тихой установки в",
+    "корпоративной сети используйте ключ /quiet и файл ответов answers.ini,",
+    "который описывает путь установки, порт службы и учётную запись.",
+    "Обновление под Windows выполняется тем же установщиком: он находит",
+    "прежнюю версию, останавливает службу, заменяет файлы и снова запус-",
+    "кает службу, сохраняя настройки пользователя и базу документов.",
+    "Удаляют программу через «Параметры» → «Приложения»; база документов",
+    "при этом остаётся на диске, пока вы не удалите её папку вручную.",
+]
+LINUX_LINES = [
+    "В Linux пакет ставят из репозитория: для Debian и Ubuntu есть готовый",
+    "Debian-",
+    "пакет grove, который подключают командой add-apt-repository и уста-",
+    "навливают через apt install grove. Пакет создаёт системного пользова-",
+    "теля grove, кладёт конфигурацию в /etc/grove/grove.toml и регистриру-",
+    "ет службу systemd. Если нужно что-то поменять до первого запуска, пра-",
+    "вьте конфигурацию и только потом включайте службу командой systemctl",
+    "enable --now grove. Для Fedora собран RPM, его ставят через dnf install",
+    "grove; для Arch Linux пакет лежит в AUR. Сборка из исходников требует",
+    "Python 3.11 и компилятора C; после make install служба не регистриру-",
+    "ется, поэтому юнит systemd копируют вручную из каталога contrib. Что-",
+    "то ещё? Журналы службы читают командой journalctl -u grove, а уровень",
+    "подробности задают переменной GROVE_LOG_LEVEL в файле окружения.",
+    "Обновление в Linux приходит вместе с обновлениями системы; при смене",
+    "мажорной версии служба перезапускается и переносит базу автоматически.",
+]
+PROXY_LINES = [
+    "Если компьютер выходит в интернет через прокси-сервер, укажите его",
+    "адрес в параметре proxy_url. Логин и пароль прокси хранятся отдель-",
+    "но, в зашифрованном хранилище, и в журналах никогда не показываются.",
+    "Прокси нужен только для загрузки обновлений: поиск по документам",
+    "работает без сети, потому что все модели лежат на диске локально.",
+]
+
+
+def make_manual_pdf(path: str | Path, *, title: str | None = "untitled") -> Path:
+    """A seven-page manual (see MANUAL_*): labels i, ii, iii, then 1-4; page iii is blank."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    font = _register_font()
+    path = Path(path)
+    pdf = canvas.Canvas(str(path), pagesize=A4)
+    if title is not None:
+        pdf.setTitle(title)
+    _, height = A4
+    labels = ["i", "ii", "iii", "1", "2", "3", "4"]
+    # (heading level 0 = body line, 1-2 = heading), text
+    pages: list[list[tuple[int, str]]] = [
+        [(-1, MANUAL_TITLE_LINE), (0, "Издание для администраторов и пользователей."),
+         (0, "Эта книга описывает установку и первую настройку программы.")],
+        [(1, "Предисловие"), (0, "Руководство написано для тех, кто ставит Grove впервые."),
+         (0, "Разделы можно читать в любом порядке: каждый описывает одну систему.")],
+        [],
+        [(1, "1 Установка"), (2, "1.1 Windows"), *[(0, line) for line in WINDOWS_LINES],
+         (0, MANUAL_CONTINUED)],
+        [(2, "1.2 Linux"), *[(0, line) for line in LINUX_LINES], (0, MANUAL_CONTINUED)],
+        [(1, "2 Настройка"), (2, "2.1 Прокси"), *[(0, line) for line in PROXY_LINES],
+         (0, MANUAL_CONTINUED)],
+        [(2, "2.2 Резервные копии"),
+         (0, "Резервную копию базы делают командой grove backup: она сохраняет"),
+         (0, "документы, векторы и настройки в один архив с датой в имени.")],
+    ]
+    pdf.addPageLabel(0, style="ROMAN_LOWER")
+    pdf.addPageLabel(3, style="ARABIC", start=1)
+    for number, lines in enumerate(pages):
+        if lines:
+            pdf.setFont(font, 9)
+            pdf.drawString(50, height - 35, MANUAL_HEADER)
+            pdf.drawString(50, 40, MANUAL_FOOTER)
+            pdf.drawString(290, 25, f"— {labels[number]} —")
+        y = height - 80
+        for level, text in lines:
+            size = {-1: 22, 0: 11, 1: 17, 2: 14}[level]
+            if level > 0:
+                key = f"h{number}-{y}"
+                pdf.bookmarkHorizontal(key, 0, y + size)
+                pdf.addOutlineEntry(text, key, level=level - 1)
+            pdf.setFont(font, size)
+            pdf.drawString(50, y, text)
+            y -= size + 6
+        pdf.showPage()
+    pdf.save()
+    return path
+
+
+MANUAL_HTML_TITLE = "Выделение прямоугольником"
+
+
+def manual_html() -> str:
+    """A help page like the GIMP manual's: a menu path made of inline elements, nested
+    inline code, a list right after its lead-in line, navigation around the content."""
+    return f"""<?xml version="1.0" encoding="UTF-8" standalone="no"?>
+<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN" "http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd">
+<html xmlns="http://www.w3.org/1999/xhtml"><head><meta http-equiv="Content-Type" content="text/html; charset=UTF-8" />
+<title>{MANUAL_HTML_TITLE}</title></head><body>
+<div class="navheader"><table><tr><td><a href="prev.html">Пред.</a></td><td><a href="up.html">Наверх</a></td>
+<td><a href="next.html">След.</a></td></tr></table></div>
+<div class="sect1"><h1 class="title">{MANUAL_HTML_TITLE}</h1>
+<p>Инструмент выделяет прямоугольные области активного слоя. Это самый простой, но очень часто
+используемый тип выделения, и его стоит освоить первым.</p>
+<div class="sect2"><h2>Активация инструмента</h2>
+<p>Инструмент можно активировать несколькими способами:</p>
+<ul class="itemizedlist">
+<li><p>из меню изображения <span class="guimenu">Инструменты</span> → <span class="guisubmenu">Выделение</span>
+→ <span class="guimenuitem">Прямоугольное выделение</span>;</p></li>
+<li><p>щелчком по значку инструмента на панели инструментов;</p></li>
+<li><p>клавишей быстрого доступа <span class="keycap"><strong>R</strong></span>.</p></li>
+</ul></div>
+<div class="sect2"><h2>Сценарий выделения</h2>
+<p>Выделение можно задать из консоли: вызовите <code class="function">gimp-image-select-rectangle</code>
+с параметрами <code><em class="parameter">image</em>, <em class="parameter">operation</em>, <em>x</em>, <em>y</em></code>
+и размерами области в пикселях.</p>
+<h3>Ширина и высота</h3>
+<p>Ширина и высота задаются в пикселях, а положение отсчитывается от левого верхнего угла холста.</p>
+</div></div>
+<div class="navfooter"><a href="prev.html">1. Инструменты выделения</a> <a href="index.html">Начало</a>
+<a href="next.html">3. Эллиптическое выделение</a><a href="https://bugs.example/">Report a bug</a></div>
+</body></html>"""
+
+
+def make_headed_docx(path: str | Path, *, russian_styles: bool = False) -> Path:
+    """A DOCX with a title and heading styles (built-in «Heading N», or styles named
+    «Заголовок N» with an outline level, as a Russian Word/LibreOffice writes them)."""
+    import docx
+    from docx.enum.style import WD_STYLE_TYPE
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+
+    document = docx.Document()
+    names = {1: "Heading 1", 2: "Heading 2"}
+    if russian_styles:
+        for level in (1, 2):
+            style = document.styles.add_style(f"Заголовок {level}", WD_STYLE_TYPE.PARAGRAPH)
+            outline = OxmlElement("w:outlineLvl")
+            outline.set(qn("w:val"), str(level - 1))
+            style.element.get_or_add_pPr().append(outline)
+            names[level] = f"Заголовок {level}"
+    document.add_paragraph("Обслуживание сада", style="Title")
+    document.add_paragraph("Краткое введение: как ухаживать за садом круглый год.")
+    document.add_paragraph("Весна", style=names[1])
+    document.add_paragraph("Весной обрезают сухие ветви и белят стволы известью.")
+    document.add_paragraph("Полив", style=names[2])
+    document.add_paragraph("Молодые деревья поливают раз в неделю, ведро под каждое дерево.")
+    document.add_paragraph("Осень", style=names[1])
+    document.add_paragraph("Осенью собирают опавшие листья и укрывают корни мульчей.")
+    document.save(str(path))
+    return Path(path)
+
+
+MARKDOWN_NOTES = """# Заметки садовода
+
+Общие мысли о саде.
+
+## Малина
+
+Малину подвязывают к шпалере весной.
+
+```
+# это комментарий в коде, а не заголовок
+echo "полить малину"
+```
+
+### Сорта
+
+Ремонтантные сорта плодоносят до заморозков.
+
+Смородина
+---------
+
+Смородину подкармливают калием после сбора ягод.
+"""
+
+
 def make_encrypted_pdf(path: str | Path, *, user_password: str = "секрет",
                        owner_password: str = "owner", text: str = "Секретный отчёт о продажах.") -> Path:
     """A PDF encrypted with pypdf (AES-256). An empty user password opens without asking."""
