@@ -29,7 +29,7 @@ from nodes.chat_history import ChatMessage
 from nodes.embedder import get_embedder
 from nodes.llm import TransientLLMError, complete
 from nodes.plan import Plan, Step, layers, validate_plan
-from nodes.retrieve import Fragment, search
+from nodes.retrieve import Fragment, first_stage
 from nodes.step_context import StepResult, build_context
 from nodes.token_budget import TokenBudgetManager, count_message_tokens, count_tokens, truncate_to_tokens
 
@@ -66,8 +66,9 @@ def run_step(step: Step, question: str, user_id: int, finished: list[StepResult]
     started = time.perf_counter()
     settings = get_settings()
     if step.action == "search":
-        vector = get_embedder().embed_query(str(step.params["query"]))
-        fragments = search(user_id, vector, settings.planner_search_top_k)
+        query = str(step.params["query"])
+        vector = get_embedder().embed_query(query)
+        fragments = first_stage(user_id, query, vector, settings.planner_search_top_k)
         return StepResult(step_id=step.id, action=step.action, fragments=fragments,
                           seconds=time.perf_counter() - started)
     if step.action != "synthesize" and all(r.empty for r in finished if r.step_id in step.depends_on):

@@ -1,4 +1,7 @@
-"""`rag-db-query` (seed 001 §4.2 step 4): embed the query, HNSW top 30, rerank to the top 10.
+"""`rag-db-query` (seed 001 §4.2 step 4): embed the query, first stage top 30, rerank to the top 10.
+
+The first stage is HNSW fused with full-text search, or HNSW alone (`GROVE_RETRIEVAL_FIRST_STAGE`,
+nodes/retrieve.py); the rerank stage is `GROVE_RERANKER` (nodes/rerank_fragments.py).
 
 A sub-flow of its own so ops see each search, its query and its timings in the UI.
 """
@@ -10,7 +13,7 @@ from grove.observe import flow
 from grove.settings import get_settings
 from nodes.embedder import embed_query
 from nodes.rerank_fragments import rerank_fragments
-from nodes.retrieve import Fragment, vector_search
+from nodes.retrieve import Fragment, candidate_search
 
 
 @flow(name="rag-db-query", flow_run_name="rag-db-query-user{owner_id}")
@@ -18,7 +21,7 @@ def rag_db_query(query: str, owner_id: int) -> list[Fragment]:
     """This user's best fragments for the query, as data with their sources."""
     settings = get_settings()
     vector = embed_query(query)
-    candidates = vector_search(owner_id, vector, settings.retrieval_candidates)
+    candidates = candidate_search(owner_id, query, vector, settings.retrieval_candidates)
     if not candidates:
         return []
     return rerank_fragments(query, candidates, settings.retrieval_top_k)

@@ -177,6 +177,13 @@ class Settings(BaseSettings):
     )
 
     # --- retrieval -----------------------------------------------------------
+    retrieval_first_stage: Literal["hybrid", "vector"] = Field(
+        default="vector",
+        description=(
+            "hybrid: HNSW and Postgres full-text search fused by reciprocal rank in one query; "
+            "vector: HNSW alone. Chosen by bench/retrieval_eval.py (bench/README.md)."
+        ),
+    )
     retrieval_candidates: int = 30
     retrieval_top_k: int = 10
     hnsw_ef_search: int = 100

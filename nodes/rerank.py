@@ -49,11 +49,22 @@ DOCUMENT_PROMPT = "title: none | text: "
 
 @dataclass(frozen=True)
 class Candidate:
-    """One vector-search hit: ``distance`` is the cosine distance (pgvector ``<=>``), lower = closer."""
+    """One first-stage hit: ``distance`` is the cosine distance (pgvector ``<=>``), lower = closer.
+
+    ``prior`` is the first stage's own score when it is not the vector order (the hybrid stage's
+    fused rank score, higher = better); stages that keep or fuse with "the first stage's order"
+    read :attr:`first_stage_score`, so a rerank never silently undoes the fusion.
+    """
 
     id: str
     text: str
     distance: float
+    prior: float | None = None
+
+    @property
+    def first_stage_score(self) -> float:
+        """Higher = better: the first stage's score, or the cosine similarity for plain vector hits."""
+        return self.prior if self.prior is not None else 1.0 - self.distance
 
 
 @dataclass(frozen=True)
@@ -89,12 +100,12 @@ def _take(candidates: Sequence[Candidate], scores: Sequence[float] | np.ndarray,
 
 
 class NoRerank:
-    """Vector order (ascending cosine distance); score = cosine similarity = 1 - distance."""
+    """The first stage's order: cosine similarity (1 - distance) for vector hits, else the prior."""
 
     name = "none"
 
     def rerank(self, query: str, candidates: Sequence[Candidate], top_k: int = DEFAULT_TOP_K) -> list[Ranked]:
-        return _take(candidates, [1.0 - c.distance for c in candidates], top_k)
+        return _take(candidates, [c.first_stage_score for c in candidates], top_k)
 
 
 # --------------------------------------------------------------------------- cross-encoder
@@ -368,7 +379,7 @@ class BM25FusionReranker:
 
     def scores(self, query: str, candidates: Sequence[Candidate]) -> np.ndarray:
         lexical = self.lexical_scores(query, [c.text for c in candidates])
-        vector = [1.0 - c.distance for c in candidates]
+        vector = [c.first_stage_score for c in candidates]
         return fuse(vector, lexical, method=self.fusion, weight=self.weight, rrf_k=self.rrf_k)
 
     def rerank(self, query: str, candidates: Sequence[Candidate], top_k: int = DEFAULT_TOP_K) -> list[Ranked]:
@@ -521,7 +532,7 @@ class LateInteractionReranker:
         late = np.array([self.maxsim(query_tokens, d) for d in docs])
         if self.vector_weight <= 0:
             return late
-        vector = [1.0 - c.distance for c in candidates]
+        vector = [c.first_stage_score for c in candidates]
         return fuse(vector, late, method="linear", weight=1.0 - self.vector_weight)
 
     def rerank(self, query: str, candidates: Sequence[Candidate], top_k: int = DEFAULT_TOP_K) -> list[Ranked]:

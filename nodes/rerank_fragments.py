@@ -1,4 +1,4 @@
-"""The rerank stage of rag-db-query: 30 vector hits in, the best 10 out.
+"""The rerank stage of rag-db-query: 30 first-stage candidates in, the best 10 out.
 
 Which stage runs is a setting (`GROVE_RERANKER`): the measured offline default,
 or a CrossEncoder hub model for users with internet (see nodes/rerank.py and
@@ -37,7 +37,7 @@ def rerank(query: str, fragments: list[Fragment], top_k: int, name: str | None =
         stage, model_lock = _reranker(name or get_settings().reranker)
     by_id = {str(f.chunk_id): f for f in fragments}
     with model_lock:  # a fast tokenizer shared between threads is not reentrant
-        ranked = stage.rerank(query, [Candidate(str(f.chunk_id), f.text, f.distance) for f in fragments],
+        ranked = stage.rerank(query, [Candidate(str(f.chunk_id), f.text, f.distance, f.score) for f in fragments],
                               top_k)
     return [by_id[r.id].model_copy(update={"score": r.score}) for r in ranked]
 
