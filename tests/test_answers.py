@@ -13,12 +13,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import psycopg
 import pytest
+from psycopg.rows import dict_row
 
 from nodes.answer_check import EXTRACT_LEAD
 from nodes.document_store import ChunkRecord, store_document
 from nodes.embedder import get_embedder
 from nodes.ingest_types import ExtractedDocument
+from nodes.unified_retrieve import LIBRARY_OWNER
 from tests.support.scripted_llm import Response, ScriptedLLM, text, tool_call
 
 pytestmark = pytest.mark.timeout(240)
@@ -218,3 +221,68 @@ def test_nonsense_without_citations_names_no_source(store: str, local: ScriptedL
     local.script(text("Малина — это ягода. Её едят летом и варят из неё варенье."))
     answer = ask_chat(SPRING, user_id)
     assert not answer.fallback and "Информация взята из" not in answer.text
+
+
+# --------------------------------------------------------------------------- consultation
+
+
+class Classifier:
+    """Classification requests answered from a table; answers from a queue (like test_consultation)."""
+
+    def __init__(self, cultures: dict[str, str], answers: list[str]) -> None:
+        self.cultures, self.answers = cultures, list(answers)
+        self.answered: list[dict[str, Any]] = []
+
+    def __call__(self, body: dict[str, Any]) -> Response:
+        if body["messages"][0]["content"].startswith("Определи культуру"):
+            return text(self.cultures.get(body["messages"][-1]["content"], "не определено"))(body)
+        self.answered.append(body)
+        return text(self.answers.pop(0))(body)
+
+
+def queued(url: str, user_id: int) -> list[dict]:
+    with psycopg.connect(url, row_factory=dict_row) as conn:
+        return conn.execute("select * from moderation_queue where user_id = %s", (user_id,)).fetchall()
+
+
+def consult(question: str, user_id: int):  # type: ignore[no-untyped-def]
+    from flows.consultation import consultation
+    from nodes.user_state import session_of
+
+    return consultation(question, user_id, session_of.fn(user_id, user_id))
+
+
+def test_unclear_crop_with_nothing_to_retrieve_asks_the_profiles_question(
+        store: str, env, user_id: int) -> None:  # type: ignore[no-untyped-def]
+    from nodes.consultation_state import read_state
+    from nodes.domain_profile import load_profile
+
+    model = Classifier({}, [])
+    with ScriptedLLM(default=model) as server:
+        env(GROVE_LOCAL_LLM_URL=server.base_url, GROVE_LLM_RETRIES="0", GROVE_DOMAIN_PROFILE="berries")
+        answer = consult("Как правильно подкармливать?", user_id)
+    assert answer.kind == "clarification" and answer.text == load_profile("berries").culture_question
+    assert model.answered == []  # no general answer was generated
+    assert read_state.fn(user_id).state == "waiting_clarification_answer"
+    assert queued(store, user_id) == []
+
+
+def test_a_degenerate_consultation_answer_is_quoted_and_not_queued(
+        store: str, env, user_id: int) -> None:  # type: ignore[no-untyped-def]
+    blueberry = f"Голубику сажают в кислую почву с pH 4–5, в яму добавляют верховой торф ({user_id})."
+    document = index(LIBRARY_OWNER, f"голубика-{user_id}.pdf", [blueberry], "голубика")
+    model = Classifier({"Как посадить голубику?": "голубика"}, [LOOP])
+    try:
+        with ScriptedLLM(default=model) as server:
+            env(GROVE_LOCAL_LLM_URL=server.base_url, GROVE_LLM_RETRIES="0", GROVE_DOMAIN_PROFILE="berries")
+            answer = consult("Как посадить голубику?", user_id)
+    finally:
+        with psycopg.connect(store) as conn:
+            conn.execute("delete from documents where id = %s", (document,))
+    assert answer.kind == "answer" and answer.fallback and "repetition" in answer.degenerate
+    assert blueberry in answer.text and "Завтрак" not in answer.text
+    assert f"голубика-{user_id}.pdf" in answer.text
+    assert answer.moderation_id is None and queued(store, user_id) == []
+    with psycopg.connect(store) as conn:  # the turn is still logged in the history
+        logged = conn.execute("select count(*) from chat_messages where user_id = %s", (user_id,)).fetchone()[0]
+    assert logged == 2
