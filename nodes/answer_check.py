@@ -187,11 +187,16 @@ def check_citations(answer: str, fragments: list[str]) -> Citations:
             continue
         wanted = term_set(CITATION.sub(" ", span.text))
         support = Support([share_found(wanted, f) for f in found], [weights.coverage(wanted, f) for f in found])
+        jointly = _joint_support(wanted, [int(m.group(2)) for m in markers], found)
         chosen: list[int] = []
         parts: list[str] = []
         end = 0
         for match in markers:
-            number = _judge_citation(int(match.group(2)), support, judged=len(wanted) >= 2, result=result)
+            number = int(match.group(2))
+            if number in jointly:
+                result.kept += 1
+            else:
+                number = _judge_citation(number, support, judged=len(wanted) >= 2, result=result)
             parts.append(span.text[end:match.start()])
             if number is not None and number not in chosen:
                 chosen.append(number)
@@ -225,6 +230,18 @@ class Support:
 
     def backs(self, number: int) -> bool:
         return self.share[number - 1] >= MIN_SUPPORT
+
+
+def _joint_support(wanted: frozenset[str], cited: list[int], found: list[frozenset[str]]) -> set[int]:
+    """Citations that back a sentence together («A [1], а B [2]»): kept when the cited fragments
+    jointly hold MIN_SUPPORT of its terms and each holds at least half of that."""
+    numbers = {n for n in cited if 1 <= n <= len(found)}
+    if len(numbers) < 2 or len(wanted) < 2:
+        return set()
+    union = frozenset().union(*(found[n - 1] for n in numbers))
+    if share_found(wanted, union) < MIN_SUPPORT:
+        return set()
+    return {n for n in numbers if share_found(wanted, found[n - 1]) >= MIN_SUPPORT / 2}
 
 
 def _judge_citation(number: int, support: Support, *, judged: bool, result: Citations) -> int | None:

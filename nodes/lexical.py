@@ -4,9 +4,9 @@ The answer checks need to know whether a sentence of an answer is backed by a fr
 whether an answer has anything to do with the question, and which fragment sentences
 answer a question. Embeddings would blur exactly what matters here (a number, a key, a
 command), and a small model's paraphrase keeps most of the source's words, so the
-evidence is lexical: pymorphy3 lemmas of content words ("малину" and "малина" match;
-prepositions, pronouns, question words and auxiliary verbs carry no evidence), Latin
-tokens and numbers as written.
+evidence is lexical: content words as pymorphy3 lemmas cut to their Snowball stems
+("малину" and "малина", "часто" and "частый" match; prepositions, pronouns, question words
+and auxiliary verbs carry no evidence), Latin tokens and numbers as written.
 
 Terms are weighted by rarity among the texts compared (`Weights`): a word every retrieved
 fragment shares with the question says nothing about which fragment backs a sentence.
@@ -45,9 +45,20 @@ def _morph():  # -> pymorphy3.MorphAnalyzer, loaded once (≈ 0.2 s)
     return pymorphy3.MorphAnalyzer(lang="ru")
 
 
+@cache
+def _stemmer():  # -> snowballstemmer's Russian stemmer
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("russian")
+
+
 @lru_cache(maxsize=200_000)
-def lemma(word: str) -> str | None:
-    """Normal form of a Russian content word; None for a word that carries no topic."""
+def term(word: str) -> str | None:
+    """A Russian content word as a term: its lemma's stem; None for a word that carries no topic.
+
+    The lemma joins inflections («малину», «малина»); its Snowball stem then joins the adverb,
+    adjective and noun a paraphrase swaps («часто» / «частый», «редко» / «редкий»).
+    """
     word = word.lower().replace("ё", "е")
     if not _CYRILLIC.search(word):
         return word if len(word) > 1 or word.isdigit() else None
@@ -56,12 +67,14 @@ def lemma(word: str) -> str | None:
     if tag.POS in _NO_TOPIC_POS or _NO_TOPIC_GRAMMEMES & set(tag.grammemes):
         return None
     normal = parse.normal_form.replace("ё", "е")
-    return None if normal in _STOP_LEMMAS or len(normal) < 2 else normal
+    if normal in _STOP_LEMMAS or len(normal) < 2:
+        return None
+    return _stemmer().stemWord(normal)
 
 
 def terms(text: str) -> list[str]:
-    """Content lemmas of a text, in order, with repeats."""
-    return [t for t in map(lemma, _WORD.findall(text)) if t]
+    """Content terms of a text, in order, with repeats."""
+    return [t for t in map(term, _WORD.findall(text)) if t]
 
 
 def term_set(text: str) -> frozenset[str]:
