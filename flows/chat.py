@@ -1,8 +1,18 @@
-"""Chat ("Чат" mode, seed 001 §4.2–4.4): history → agent with one tool → grounded answer → log.
+"""Chat ("Чат" mode, seed 001 §4.2–4.4): history → search → grounded answer → checked → log.
 
-The agent may call `rag-db-query` at most once per turn. That is enforced here,
-not hoped for: after one search the model is asked again without tools, and
-any further calls it makes are ignored.
+A remote model is an agent with one tool: it may call `rag-db-query` at most once per
+turn. That is enforced here, not hoped for: after one search the model is asked again
+without tools, and any further calls it makes are ignored; a query that is not a
+plausible search (SQL, code, empty) is replaced by the user's question.
+
+The small local model does not choose: when the user has documents, the question is
+searched and its fragments are given to the model when the search gate passes
+(`nodes/search_gate.py`); otherwise it answers without fragments and without sources.
+
+Every draft is then checked (`nodes/answer_check.py`): a degenerate one is replaced by
+an extractive answer quoting the fragments (or an honest «не нашёл»), and the
+citations of an accepted one are checked against the fragments' text, which decides
+the source block.
 """
 
 from __future__ import annotations
@@ -18,13 +28,14 @@ from pydantic import BaseModel, Field
 import prompts
 from flows.rag_query import rag_db_query
 from grove.settings import get_settings
-from nodes.answer_prompt import TEMPLATE, AnswerContext, parts, render
+from nodes.answer_check import CheckedAnswer, check_answer
+from nodes.answer_prompt import TEMPLATE, AnswerContext, Style, parts, render
 from nodes.chat_history import NO_ANSWER_MARK, ChatMessage, load_history, store_pair
 from nodes.dialogue_metrics import record_turn, report_turn
-from nodes.llm import LLMError, LLMReply, current_endpoint, llm_task
+from nodes.llm import LLMError, LLMReply, answer_decoding, current_endpoint, llm_task
 from nodes.retrieve import Fragment
-from nodes.search_indicators import base_indicators
-from nodes.sources import cited, source_block, strip_model_sources
+from nodes.search_gate import GateDecision, decide, has_documents, model_query, search_query
+from nodes.sources import source_block, strip_model_sources
 from nodes.context_signals import Signal
 from nodes.context_window import fit_items, newest_pairs_within, prompt_room, request_tokens
 from nodes.plan import PlanError
@@ -52,14 +63,45 @@ class ChatAnswer(BaseModel):
     guards: list[str] = Field(default_factory=list)
     tool_called: bool = False
     tool_query: str | None = None
+    gate_score: float | None = Field(default=None, description="the local search gate's score, when searched")
+    gate_passed: bool | None = Field(default=None, description="None: no gate (remote model, or no documents)")
+    degenerate: list[str] = Field(default_factory=list, description="checks the model's draft failed")
+    fallback: bool = Field(default=False, description="the draft was replaced (extractive answer or «не нашёл»)")
     failed: bool = False
     failure: str | None = Field(default=None, description="why no answer could be given (the run fails)")
+
+
+class _Draft(BaseModel):
+    """What a turn's model calls produced, before the answer check."""
+
+    reply: LLMReply
+    fragments: list[Fragment] = Field(default_factory=list, description="the fragments the model was shown")
+    query: str | None = None
+    searched: bool = False
+    gate: GateDecision | None = None
 
 
 def system_prompt(policy: TurnPolicy) -> str:
     """The one answer template, filled for chat: tool rules, the turn's signals, replies not to repeat."""
     return render(AnswerContext(role=parts()["roles"]["chat"], mode="chat", tools=True,
                                 signals=policy.signals, do_not_repeat=policy.recent_bot))
+
+
+def local_system_prompt(policy: TurnPolicy, fragments: list[Fragment]) -> str:
+    """The same template for the local model: its style, no tool, the fragments under the rules."""
+    style: Style = get_settings().local_prompt_style
+    return render(AnswerContext(role=parts()["roles"]["chat"], mode="documents" if fragments else "general",
+                                style=style, signals=policy.signals, do_not_repeat=policy.recent_bot,
+                                facts=facts_block(fragments)))
+
+
+def facts_block(fragments: list[Fragment]) -> str:
+    """Numbered, quoted fragments with their sources, for `retrieved_facts`."""
+    if not fragments:
+        return ""
+    lines = [parts()["facts_header"]]
+    lines += [f"[{n}] ({f.source_label()}) «{f.text}»" for n, f in enumerate(fragments, 1)]
+    return "\n" + "\n".join(lines) + "\n"
 
 
 def build_messages(question: str, history: list[ChatMessage], policy: TurnPolicy | None = None) -> list[dict[str, Any]]:
@@ -121,13 +163,75 @@ def with_fragments(question: str, history: list[ChatMessage], policy: TurnPolicy
     return build_messages(question, fit.history, policy) + tool_messages(call_id, query, shown), shown
 
 
-def _tool_choice(question: str) -> tuple[list[dict[str, Any]] | None, Any]:
-    """Remote models decide alone; the small local model is helped by the seed's indicator rules."""
-    if not current_endpoint().is_local:
-        return [rag_tool()], "auto"
-    if base_indicators(question):
-        return [rag_tool()], {"type": "function", "function": {"name": TOOL_NAME}}
-    return None, None
+def local_messages(question: str, history: list[ChatMessage], policy: TurnPolicy,
+                   fragments: list[Fragment]) -> tuple[list[dict[str, Any]], list[Fragment]]:
+    """The local model's one request and the fragments it shows, fitted to its window with history."""
+    fixed = request_tokens([{"role": "system", "content": local_system_prompt(policy, fragments[:0])},
+                            {"role": "user", "content": question}])
+    fixed += count_tokens(parts()["facts_header"]) + 2 if fragments else 0
+    costs = [count_tokens(f"[{n}] ({f.source_label()}) «{f.text}»") + 1 for n, f in enumerate(fragments, 1)]
+    fit = fit_items(fixed, costs, history)
+    shown = fragments[:fit.whole]
+    if fit.cut_to is not None:
+        first = fragments[0]
+        cut = truncate_to_tokens(first.text, fit.cut_to - (costs[0] - count_tokens(first.text)))
+        shown = [first.model_copy(update={"text": cut})]
+    messages: list[dict[str, Any]] = [{"role": "system", "content": local_system_prompt(policy, shown)}]
+    messages += [{"role": m.role, "content": m.content} for m in fit.history]
+    messages.append({"role": "user", "content": question})
+    return messages, shown
+
+
+def local_draft(question: str, user_id: int, history: list[ChatMessage], policy: TurnPolicy) -> _Draft:
+    """The local model: the question searched when the user has documents, the gate decides the fragments."""
+    ask = llm_task()
+    gate: GateDecision | None = None
+    fragments: list[Fragment] = []
+    if has_documents(user_id):
+        query = search_query(question, history)
+        gate = decide(query, query, rag_db_query(query, user_id))
+        if gate.passed:
+            fragments = gate.fragments[:get_settings().local_answer_fragments]
+    messages, shown = local_messages(question, history, policy, fragments)
+    decoding = answer_decoding()
+    reply = ask(messages, decoding=decoding)
+    if needs_regeneration(reply.content, policy):
+        policy = with_repetition_signal(policy)
+        messages[0] = {"role": "system", "content": local_system_prompt(policy, shown)}
+        reply = ask(messages, decoding=decoding)
+    return _Draft(reply=reply, fragments=shown, query=gate.query if gate else None, searched=gate is not None,
+                  gate=gate)
+
+
+def remote_draft(question: str, user_id: int, history: list[ChatMessage], policy: TurnPolicy) -> _Draft:
+    """A remote model decides whether to search (at most once); its query must be a plausible search."""
+    ask = llm_task()
+    tools = [rag_tool()]
+    fragments: list[Fragment] = []
+    query: str | None = None
+    history = fitted_history(question, history, policy, tools)
+    messages = build_messages(question, history, policy)
+    first = ask(messages, tools=tools, tool_choice="auto")
+    if first.tool_calls:
+        call = first.tool_calls[0]
+        if len(first.tool_calls) > 1:
+            log.warning("model asked for %d tool calls; only the first runs", len(first.tool_calls))
+        written = (call.arguments or {}).get("query") if call.name == TOOL_NAME else None
+        query = model_query(written, question)  # malformed, SQL, code, empty: the question is searched
+        if query != written:
+            log.info("model's query %r is not a plausible search; searching the question", written)
+        messages, fragments = with_fragments(question, history, policy, call.id, query,
+                                             rag_db_query(query, user_id))
+        final = ask(messages)  # no tools offered: a second search is impossible
+    elif first.content:
+        final = first
+    else:
+        final = ask(messages)  # an endpoint may return an empty text when it chose no tool
+    if needs_regeneration(final.content, policy):
+        policy = with_repetition_signal(policy)
+        messages[0] = {"role": "system", "content": system_prompt(policy)}
+        final = ask(messages)  # once, without tools; whatever comes back is the answer
+    return _Draft(reply=final, fragments=fragments, query=query, searched=query is not None)
 
 
 def planned_answer(question: str, user_id: int, session_id: str, history: list[ChatMessage],
@@ -146,18 +250,20 @@ def planned_answer(question: str, user_id: int, session_id: str, history: list[C
         return None
     run = complex_query(question, user_id, outcome.plan, history)
     policy.signals.append(Signal(name=f"plan:{analysis.kind}"))
-    answer = strip_model_sources(run.text) or "Не удалось сформулировать ответ."
-    block = source_block(run.fragments, cited(answer, len(run.fragments))) if run.fragments else ""
-    text = f"{answer}\n\n{block}" if block else answer
+    checked = check_answer(strip_model_sources(run.text), question, [f.text for f in run.fragments],
+                           searched=True)
+    text = with_sources(checked, run.fragments)
     store_pair(user_id, session_id, question, text)
     record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards,
                 {"plan_steps": len(run.steps), "adaptations": len(run.adaptations),
-                 "max_prompt_tokens": run.max_prompt_tokens, "fragments": len(run.fragments)})
+                 "max_prompt_tokens": run.max_prompt_tokens, "fragments": len(run.fragments),
+                 "degenerate": checked.degenerate})
     report_turn("chat", user_id, policy.signal_names, policy.guards,
                 [f"plan: {len(run.steps)} steps, {len(run.adaptations)} adaptations",
                  f"largest step prompt: {run.max_prompt_tokens} tokens", f"fragments: {len(run.fragments)}"])
     return ChatAnswer(text=text, fragments=run.fragments, tool_called=True, tool_query=None,
-                      signals=policy.signal_names, guards=policy.guards)
+                      signals=policy.signal_names, guards=policy.guards, degenerate=checked.degenerate,
+                      fallback=checked.fallback)
 
 
 @flow(name="chat", flow_run_name="chat-user{user_id}")
@@ -172,52 +278,42 @@ def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
         planned = None
     if planned is not None:
         return planned
-    ask = llm_task()
-    fragments: list[Fragment] = []
-    query: str | None = None
+    local = current_endpoint().is_local
     try:
-        tools, choice = _tool_choice(question)
-        history = fitted_history(question, history, policy, tools)
-        messages = build_messages(question, history, policy)
-        first = ask(messages, tools=tools, tool_choice=choice)
-        if first.tool_calls:
-            call = first.tool_calls[0]
-            if len(first.tool_calls) > 1:
-                log.warning("model asked for %d tool calls; only the first runs", len(first.tool_calls))
-            query = (call.arguments or {}).get("query") if call.name == TOOL_NAME else None
-            if not isinstance(query, str) or not query.strip():
-                query = question  # a malformed call still means "search": search the question
-            messages, fragments = with_fragments(question, history, policy, call.id, query,
-                                                 rag_db_query(query, user_id))
-            final = ask(messages)  # no tools offered: a second search is impossible
-        elif first.content:
-            final = first
-        else:
-            final = ask(messages)  # llama-cpp returns an empty text when it chose no tool
-        if needs_regeneration(final.content, policy):
-            policy = with_repetition_signal(policy)
-            messages[0] = {"role": "system", "content": system_prompt(policy)}
-            final = ask(messages)  # once, without tools; whatever comes back is the answer
+        draft = (local_draft if local else remote_draft)(question, user_id, history, policy)
     except LLMError as exc:
         log.error("no answer for user %s: %s", user_id, exc)
         store_pair(user_id, session_id, question, NO_ANSWER_MARK)
         record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards, {"failed": True})
         return ChatAnswer(text=APOLOGY, failed=True, failure=f"LLM gave up: {exc}", signals=policy.signal_names,
                           guards=policy.guards)
-    text = compose(final, fragments)
+    settings = get_settings()
+    checked = check_answer(strip_model_sources(draft.reply.content), question, [f.text for f in draft.fragments],
+                           searched=draft.searched, max_chars=settings.local_answer_max_chars if local else None,
+                           truncated=draft.reply.finish_reason == "length")
+    text = with_sources(checked, draft.fragments)
+    gate = draft.gate
     store_pair(user_id, session_id, question, text)
     record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards,
-                {"tool_called": query is not None, "fragments": len(fragments)})
+                {"tool_called": draft.query is not None, "fragments": len(draft.fragments),
+                 "gate_score": gate.score if gate else None, "gate_passed": gate.passed if gate else None,
+                 "degenerate": checked.degenerate, "citations_moved": checked.citations_moved,
+                 "citations_dropped": checked.citations_dropped})
     report_turn("chat", user_id, policy.signal_names, policy.guards,
-                [f"tool: {query!r}" if query else "no search", f"fragments: {len(fragments)}"])
-    return ChatAnswer(text=text, fragments=fragments, tool_called=query is not None, tool_query=query,
-                      signals=policy.signal_names, guards=policy.guards)
+                [f"search: {draft.query!r}" if draft.query else "no search",
+                 f"gate: {gate.score:.3f} → {'passed' if gate.passed else 'closed'}" if gate and gate.score is not None
+                 else "gate: —",
+                 f"fragments shown: {len(draft.fragments)}",
+                 f"draft failed: {', '.join(checked.degenerate)} → fallback" if checked.fallback else "draft accepted",
+                 f"citations moved {checked.citations_moved}, dropped {checked.citations_dropped}"])
+    return ChatAnswer(text=text, fragments=draft.fragments, tool_called=draft.query is not None,
+                      tool_query=draft.query, gate_score=gate.score if gate else None,
+                      gate_passed=gate.passed if gate else None, degenerate=checked.degenerate,
+                      fallback=checked.fallback, signals=policy.signal_names, guards=policy.guards)
 
 
-def compose(reply: LLMReply, fragments: list[Fragment]) -> str:
-    """The model's words, then the source block built from the fragments it actually used."""
-    answer = strip_model_sources(reply.content) or "Не удалось сформулировать ответ."
-    if not fragments:
-        return answer
-    block = source_block(fragments, cited(answer, len(fragments)))
+def with_sources(checked: CheckedAnswer, fragments: list[Fragment]) -> str:
+    """The checked answer, then the source block of the fragments that back it (none: no block)."""
+    answer = checked.text or "Не удалось сформулировать ответ."
+    block = source_block(fragments, checked.used)
     return f"{answer}\n\n{block}" if block else answer

@@ -14,7 +14,15 @@ so a restarted bot or another worker continues a clarification where it stopped:
   seed 000's three branches, and the stall guard ends a loop with the best general answer.
 
 Final answers are logged and queued for moderation in one transaction; clarifying
-and system questions never are.
+and system questions never are. Every model answer is checked first
+(`nodes/answer_check.py`): a degenerate draft — a loop, another language, a text about
+something else — is replaced by a quote of the knowledge base or a plain «нет ответа»,
+and is never queued for moderation.
+
+With the small local model, a question whose culture is unclear is not answered from
+general knowledge (that is where it wrote a looping list about human meals): the
+general part of the library is searched, and when it has nothing, the profile's
+clarifying question is asked without a model call.
 """
 
 from __future__ import annotations
@@ -42,9 +50,11 @@ from nodes.consultation_state import (ConsultationContext, ConsultationState, cl
 from nodes.detect_culture import detect_culture_name
 from nodes.dialogue_metrics import record_turn
 from nodes.domain_profile import DomainProfile, active_profile
+from nodes.answer_check import check_answer
+from nodes.answer_prompt import Style
 from nodes.embedder import embed_query
-from nodes.llm import LLMError, llm_task
-from nodes.sources import cited, source_block, strip_model_sources
+from nodes.llm import LLMError, answer_decoding, current_endpoint, llm_task
+from nodes.sources import source_block, strip_model_sources
 from nodes.token_budget import count_tokens, truncate_to_tokens
 from nodes.turn_policy import TurnPolicy, needs_regeneration, prepare_turn, with_repetition_signal
 from nodes.topics import Topic, close_topic, last_question, log_turn, open_topic, set_topic_culture
@@ -63,6 +73,8 @@ class ConsultationAnswer(BaseModel):
     signals: list[str] = Field(default_factory=list)
     guards: list[str] = Field(default_factory=list)
     moderation_id: int | None = None
+    degenerate: list[str] = Field(default_factory=list, description="checks the model's draft failed")
+    fallback: bool = Field(default=False, description="the draft was replaced; such answers are never queued")
     failure: str | None = Field(default=None, description="why no answer could be given (the run fails)")
 
     @property
@@ -76,8 +88,23 @@ class _Asked(BaseModel):
     trace: list[str] = Field(default_factory=list)
     signals: list[str] = Field(default_factory=list)
     guards: list[str] = Field(default_factory=list)
+    degenerate: list[str] = Field(default_factory=list)
+    fallback: bool = False
     failed: bool = False
     failure: str | None = None
+
+
+def _style() -> Style:
+    """The answer template's style for the model in use (the short one for the local model)."""
+    return get_settings().local_prompt_style if current_endpoint().is_local else "full"
+
+
+def library_snippets(profile: DomainProfile, culture: str, mode: Mode, text: str) -> tuple[list[Snippet], list[str]]:
+    """Tier 1 and tier 2 for the question: the culture's own (grounded) or the library's general part."""
+    subcategory = culture if mode == "grounded" else profile.fallback_subcategory
+    retrieval = retrieve_unified_snippets(profile.category, subcategory, profile.general_subcategory(subcategory),
+                                          embed_query(text))
+    return retrieval.snippets, retrieval.trace
 
 
 def _fitted(profile: DomainProfile, text: str, culture: str, mode: Mode, snippets: list[Snippet],
@@ -87,7 +114,7 @@ def _fitted(profile: DomainProfile, text: str, culture: str, mode: Mode, snippet
     Fragments stop at `consultation_fragment_tokens`; history keeps at least a share of the room
     (`nodes.context_window`).
     """
-    rules = system_prompt(profile, culture, profile.category, mode, [], policy.signals, policy.recent_bot)
+    rules = system_prompt(profile, culture, profile.category, mode, [], policy.signals, policy.recent_bot, _style())
     fixed = request_tokens([{"role": "system", "content": rules}, {"role": "user", "content": text}])
     fixed += count_tokens(KNOWLEDGE_HEADER) + 1 if snippets else 0
     costs = [count_tokens(fragment_text(n, s)) + 1 for n, s in enumerate(snippets, 1)]
@@ -102,49 +129,57 @@ def _fitted(profile: DomainProfile, text: str, culture: str, mode: Mode, snippet
 
 def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: Mode,
                          user_id: int, session_id: str, search_text: str | None = None,
-                         signals: list[Signal] | None = None) -> _Asked:
+                         signals: list[Signal] | None = None,
+                         retrieved: tuple[list[Snippet], list[str]] | None = None) -> _Asked:
     """`ask_consultation_llm` of seed 000: retrieval unless clarifying, the one template, one completion.
 
     `search_text` is what is embedded for retrieval when it differs from the user's words
-    (a follow-up is searched together with the question it follows).
+    (a follow-up is searched together with the question it follows); `retrieved` is a
+    retrieval already made (snippets, trace). The draft is checked before it is returned.
     """
     settings = get_settings()
     snippets: list[Snippet] = []
     trace: list[str] = []
-    if mode != "clarify":
-        subcategory = culture if mode == "grounded" else profile.fallback_subcategory
-        retrieval = retrieve_unified_snippets(profile.category, subcategory,
-                                              profile.general_subcategory(subcategory),
-                                              embed_query(search_text or text))
-        snippets, trace = retrieval.snippets, retrieval.trace
+    if retrieved is not None:
+        snippets, trace = retrieved
+    elif mode != "clarify":
+        snippets, trace = library_snippets(profile, culture, mode, search_text or text)
     history = load_history(user_id, session_id, pairs=settings.history_pairs)
     policy = prepare_turn(text, history, signals)
     snippets, history = _fitted(profile, text, culture, mode, snippets, history, policy)
+    style = _style()
 
     def prompt() -> str:
         return system_prompt(profile, culture, profile.category, mode, snippets, policy.signals,
-                             policy.recent_bot)
+                             policy.recent_bot, style)
 
     messages = [{"role": "system", "content": prompt()}]
     messages += [{"role": m.role, "content": m.content} for m in history]
     messages.append({"role": "user", "content": text})
     ask = llm_task()
+    decoding = answer_decoding()
     try:
-        reply = ask(messages)
+        reply = ask(messages, decoding=decoding)
         if needs_regeneration(reply.content, policy):
             policy = with_repetition_signal(policy)
             messages[0] = {"role": "system", "content": prompt()}
-            reply = ask(messages)
+            reply = ask(messages, decoding=decoding)
     except LLMError as exc:
         run_logger().error("no consultation answer for user %s: %s", user_id, exc)
         return _Asked(failed=True, failure=f"LLM gave up: {exc}", trace=trace, signals=policy.signal_names,
                       guards=policy.guards)
-    answer = strip_model_sources(reply.content) or "Не удалось сформулировать ответ."
-    if snippets:
-        block = source_block(snippets, cited(answer, len(snippets)))  # type: ignore[arg-type]
-        answer = f"{answer}\n\n{block}" if block else answer
+    local = current_endpoint().is_local
+    checked = check_answer(strip_model_sources(reply.content), text, [s.content for s in snippets],
+                           max_chars=settings.local_answer_max_chars if local else None,
+                           truncated=reply.finish_reason == "length", lead=texts.CONSULTATION_EXTRACT_LEAD,
+                           no_answer=texts.CONSULTATION_NO_ANSWER)
+    answer = checked.text or "Не удалось сформулировать ответ."
+    block = source_block(snippets, checked.used)
+    answer = f"{answer}\n\n{block}" if block else answer
+    if checked.fallback:
+        trace.append(f"draft failed {', '.join(checked.degenerate)}: fallback shown, not queued")
     return _Asked(text=answer, snippets=snippets, trace=trace, signals=policy.signal_names,
-                  guards=policy.guards)
+                  guards=policy.guards, degenerate=checked.degenerate, fallback=checked.fallback)
 
 
 def _final(profile: DomainProfile, context: ConsultationContext, question: str, culture: str,
@@ -155,11 +190,25 @@ def _final(profile: DomainProfile, context: ConsultationContext, question: str, 
         return ConsultationAnswer(text=texts.CONSULTATION_APOLOGY, kind="failed", culture=culture,
                                   question=question, trace=asked.trace, signals=signals, guards=guards,
                                   failure=asked.failure)
+    # A replaced draft (quote or «нет ответа») is logged but never queued: it is not an answer to approve.
     moderation_id = finish_turn(context.user_id, context.session_id, context.topic_id, question, asked.text,
-                                culture, profile.category, queue=True, keep=2 * get_settings().history_pairs)
+                                culture, profile.category, queue=not asked.fallback,
+                                keep=2 * get_settings().history_pairs)
     return ConsultationAnswer(text=asked.text, kind="answer", culture=culture, question=question,
                               snippets=asked.snippets, trace=asked.trace, moderation_id=moderation_id,
-                              signals=signals, guards=guards)
+                              signals=signals, guards=guards, degenerate=asked.degenerate,
+                              fallback=asked.fallback)
+
+
+def _ask_culture(profile: DomainProfile, context: ConsultationContext, signals: list[str],
+                 trace: list[str]) -> ConsultationAnswer:
+    """The profile's clarifying question, asked without the model; the answer is classified again."""
+    question = profile.culture_question
+    save_state(context.user_id, "waiting_clarification_answer", context, 1)
+    log_turn(context.user_id, context.session_id, context.topic_id, context.root_question, question)
+    return ConsultationAnswer(text=question, kind="clarification", culture=context.culture,
+                              question=context.root_question, trace=trace,
+                              signals=signals + ["clarify:no_snippets"])
 
 
 def _variety_question(profile: DomainProfile, context: ConsultationContext, turns: int,
@@ -208,6 +257,16 @@ def new_question(profile: DomainProfile, question: str, user_id: int, session_id
         return _final(profile, context, question, culture,
                       ask_consultation_llm(profile, question, culture, "grounded", user_id, session_id,
                                            search_text, [Signal(name="followup")] if followup else None),
+                      signals=signals)
+    if current_endpoint().is_local:
+        # A small model answering an unclear question from general knowledge loops and drifts;
+        # the general part of the library may answer it, otherwise the culture is asked for.
+        snippets, trace = library_snippets(profile, culture, "best_general", search_text or question)
+        if not snippets:
+            return _ask_culture(profile, context, signals, trace)
+        return _final(profile, context, question, culture,
+                      ask_consultation_llm(profile, question, culture, "grounded", user_id, session_id,
+                                           retrieved=(snippets, trace)),
                       signals=signals)
     asked = ask_consultation_llm(profile, question, culture, "clarify", user_id, session_id)
     if not asked.failed and is_clarification_question(asked.text):

@@ -62,6 +62,10 @@ BASE_KEPT = "Хорошо, база не тронута."
 # --- consultation --------------------------------------------------------
 CONSULTATION_APOLOGY = ("Извините, сейчас я не могу ответить: сервис ответов недоступен. "
                         "Повторите вопрос чуть позже.")
+# Shown instead of a degenerate draft: quoting the knowledge base, or saying plainly there is no answer.
+CONSULTATION_EXTRACT_LEAD = "В базе знаний об этом сказано так:"
+CONSULTATION_NO_ANSWER = ("В базе знаний пока нет ответа на этот вопрос, а уверенно ответить сам я не могу. "
+                          "Назовите культуру и сорт или задайте вопрос иначе.")
 
 # --- moderation (admins only) ---------------------------------------------
 MODERATION_ONLY_ADMINS = "Модерация доступна только администраторам."

@@ -175,6 +175,25 @@ class Settings(BaseSettings):
     local_llm_url: str | None = Field(
         default=None, description="A running local llama-cpp-python server; unset: `grove up` starts one."
     )
+    # How the local model writes answers (chat and consultation), chosen by bench/answer_eval.py.
+    local_answer_temperature: float = Field(default=0.2, description="Sampling temperature of local answers.")
+    local_answer_top_k: int = Field(default=40, description="llama.cpp top_k of local answers.")
+    local_answer_min_p: float = Field(default=0.05, description="llama.cpp min_p of local answers.")
+    local_answer_repeat_penalty: float = Field(
+        default=1.1, description="llama.cpp repeat_penalty of local answers (1.0: off)."
+    )
+    local_answer_max_tokens: int = Field(
+        default=320, description="Token limit of a local answer (a cut answer loses its unfinished sentence)."
+    )
+    local_answer_max_chars: int = Field(
+        default=1500, description="A local answer longer than this is degenerate: the extractive answer is shown."
+    )
+    local_answer_fragments: int = Field(
+        default=4, description="Fragments the local model answers from (at most; fitted to its window)."
+    )
+    local_prompt_style: Literal["short", "full"] = Field(
+        default="short", description="Rules of the answer template for the local model (prompts/answer_parts.yaml)."
+    )
 
     # --- retrieval -----------------------------------------------------------
     retrieval_first_stage: Literal["hybrid", "vector"] = Field(
@@ -193,6 +212,20 @@ class Settings(BaseSettings):
             "none, bm25-fusion, late-interaction, or a CrossEncoder model (path or hub id). "
             "No offline stage beat plain vector order in bench/rerank_eval.py, so none is the default."
         ),
+    )
+    search_gate_score: str = Field(
+        default="distance",
+        description="What the local model's search gate scores (nodes/search_gate.py GATE_SCORES).",
+    )
+    search_gate_threshold: float = Field(
+        default=0.5,
+        description=(
+            "The local model answers from the fragments when the gate's score passes this "
+            "(for `distance`: the best fragment's cosine distance is at most this); bench/search_gate.py."
+        ),
+    )
+    search_followup_words: int = Field(
+        default=4, description="A follow-up question this short is searched together with the previous question."
     )
     history_pairs: int = 15
     repeat_similarity: float = Field(

@@ -1,16 +1,21 @@
 """The one answer template (seed 003 §3.2): every answer in chat and consultation is built here.
 
-`prompts/answer.md` is filled with variables — role and situation, language and
-address instructions, the tool rules when a tool is offered, the step's mode,
+`prompts/answer.md` is filled with variables — role and situation, the rules (in the
+style the model needs), the tool rules when a tool is offered, the step's mode,
 collected and missing data, the turn's context signals, the bot's recent replies
 not to repeat, and the retrieved facts. There are no per-intent templates; what
 differs between turns is only the values.
+
+The rules come in two styles (`styles` in answer_parts.yaml): `full` for capable models,
+`short` — a few plain rules, the turn's signals only when there are some, no quoted past
+replies — for the small local model, which follows a short prompt and drifts in a long
+one (bench/answer_eval.py compares them).
 """
 
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, Field
@@ -19,6 +24,7 @@ import prompts
 from nodes.context_signals import Signal
 
 TEMPLATE = "answer.md"
+Style = Literal["full", "short"]
 
 
 @cache
@@ -36,6 +42,7 @@ class AnswerContext(BaseModel):
     signals: list[Signal] = Field(default_factory=list)
     do_not_repeat: list[str] = Field(default_factory=list)
     facts: str = ""
+    style: Style = "full"
 
 
 def _lines(values: list[str], bullet: str = "- ") -> str:
@@ -47,20 +54,30 @@ def signal_text(signal: Signal) -> str:
     return note.format(detail=signal.detail) if "{detail}" in note else note
 
 
+def mode_text(style: Style, mode: str) -> str:
+    """The mode line: the style's own wording when it has one, else the shared one."""
+    p = parts()
+    return p["styles"][style].get("modes", {}).get(mode) or p["modes"][mode]
+
+
 def render(context: AnswerContext) -> str:
     p = parts()
+    style = p["styles"][context.style]
     situation = "\n".join(context.situation)
     quoted = [f"«{r[:300]}»" for r in context.do_not_repeat]
+    rules = style["rules"].format(tool_rules=p["tool_rules"] if context.tools else "")
+    turn_context = ""
+    if style["turn_context_when"] == "always" or context.signals:
+        turn_context = style["turn_context"].format(
+            collected_data="; ".join(context.collected) or p["nothing"],
+            missing_data="; ".join(context.missing) or p["nothing"],
+            context_signals=_lines([signal_text(s) for s in context.signals]),
+            do_not_repeat_responses=_lines(quoted))
     return prompts.load(TEMPLATE).format(
         role=context.role,
         situation=f"\n{situation}\n" if situation else "",
-        language_instruction=p["language_instruction"],
-        address_instruction=p["address_instruction"],
-        tool_rules=p["tool_rules"] if context.tools else "",
-        mode_instruction=p["modes"][context.mode],
-        collected_data="; ".join(context.collected) or p["nothing"],
-        missing_data="; ".join(context.missing) or p["nothing"],
-        context_signals=_lines([signal_text(s) for s in context.signals]),
-        do_not_repeat_responses=_lines(quoted),
+        rules=rules,
+        mode_instruction=mode_text(context.style, context.mode),
+        turn_context=turn_context,
         retrieved_facts=context.facts,
     ).rstrip() + "\n"

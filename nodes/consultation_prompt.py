@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from nodes.answer_prompt import AnswerContext, render
+from nodes.answer_prompt import AnswerContext, Style, render
 from nodes.context_signals import Signal
 from nodes.domain_profile import DomainProfile
 from nodes.unified_retrieve import Snippet
@@ -34,7 +34,7 @@ def knowledge_block(snippets: list[Snippet]) -> str:
 
 def answer_context(profile: DomainProfile, culture: str, category: str, mode: Mode,
                    snippets: list[Snippet], signals: list[Signal] | None = None,
-                   do_not_repeat: list[str] | None = None) -> AnswerContext:
+                   do_not_repeat: list[str] | None = None, style: Style = "full") -> AnswerContext:
     if mode == "grounded" and not snippets:
         mode = "ungrounded"
     unclear = profile.case_of(culture) == "unclear"
@@ -43,13 +43,13 @@ def answer_context(profile: DomainProfile, culture: str, category: str, mode: Mo
         situation=[f"Текущая культура: {culture}", f"Категория консультации: {category}"],
         collected=[] if unclear else [f"культура: {culture}"],
         missing=["культура"] if unclear else [],
-        signals=signals or [], do_not_repeat=do_not_repeat or [], facts=knowledge_block(snippets))
+        signals=signals or [], do_not_repeat=do_not_repeat or [], facts=knowledge_block(snippets), style=style)
 
 
 def system_prompt(profile: DomainProfile, culture: str, category: str, mode: Mode,
                   snippets: list[Snippet], signals: list[Signal] | None = None,
-                  do_not_repeat: list[str] | None = None) -> str:
-    return render(answer_context(profile, culture, category, mode, snippets, signals, do_not_repeat))
+                  do_not_repeat: list[str] | None = None, style: Style = "full") -> str:
+    return render(answer_context(profile, culture, category, mode, snippets, signals, do_not_repeat, style))
 
 
 def is_clarification_question(text: str) -> bool:

@@ -39,6 +39,14 @@ class DomainProfile(BaseModel):
     fallback_subcategory: str
     crops: dict[str, Crop]
     ask_culture_again: str
+    ask_culture: str | None = Field(
+        default=None, description="the first clarifying question when the culture is unclear (else ask_culture_again)"
+    )
+
+    @property
+    def culture_question(self) -> str:
+        """What to ask when a question names no crop and nothing in the library answers it."""
+        return self.ask_culture or self.ask_culture_again
 
     @property
     def labels(self) -> list[str]:

@@ -56,6 +56,34 @@ class LLMReply(BaseModel):
     usage: dict[str, int] = Field(default_factory=dict)
 
 
+class Decoding(BaseModel):
+    """Sampling options of one call; None leaves the endpoint's own default.
+
+    `top_k`, `min_p` and `repeat_penalty` are llama.cpp's (its server reads them from the
+    request body); they are sent to the local server only.
+    """
+
+    temperature: float | None = None
+    top_k: int | None = None
+    min_p: float | None = None
+    repeat_penalty: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+
+
+LLAMA_CPP_ONLY = ("top_k", "min_p", "repeat_penalty", "seed")
+
+
+def answer_decoding() -> Decoding | None:
+    """How the local model writes answers (settings chosen by bench/answer_eval.py); None for remote models."""
+    if not current_endpoint().is_local:
+        return None
+    settings = get_settings()
+    return Decoding(temperature=settings.local_answer_temperature, top_k=settings.local_answer_top_k,
+                    min_p=settings.local_answer_min_p, repeat_penalty=settings.local_answer_repeat_penalty,
+                    max_tokens=settings.local_answer_max_tokens)
+
+
 @dataclass(frozen=True)
 class Endpoint:
     base_url: str
@@ -167,11 +195,13 @@ def complete(
     temperature: float | None = None,
     endpoint: Endpoint | None = None,
     json_schema: dict[str, Any] | None = None,
+    decoding: Decoding | None = None,
 ) -> LLMReply:
     """One chat-completions call. Raises TransientLLMError for what a retry may fix.
 
     `json_schema` asks for JSON of that shape: llama-cpp-python turns it into a grammar (the
     output cannot be malformed); OpenAI-compatible endpoints get `json_schema` response format.
+    `decoding` overrides temperature and token limit and adds llama.cpp's samplers.
     """
     settings = get_settings()
     endpoint = endpoint or current_endpoint()
@@ -183,6 +213,11 @@ def complete(
         "temperature": settings.llm_temperature if temperature is None else temperature,
         "max_tokens": max_tokens or settings.llm_max_tokens,
     }
+    if decoding is not None:
+        options = decoding.model_dump(exclude_none=True)
+        if not endpoint.is_local:
+            options = {k: v for k, v in options.items() if k not in LLAMA_CPP_ONLY}
+        payload.update(options)
     if tools:
         payload["tools"] = tools
         payload["tool_choice"] = tool_choice or "auto"
@@ -228,9 +263,10 @@ def llm_chat(
     tools: list[dict[str, Any]] | None = None,
     tool_choice: str | dict[str, Any] | None = None,
     max_tokens: int | None = None,
+    decoding: Decoding | None = None,
 ) -> LLMReply:
     """A chat completion as a task: timeouts, 429 and 5xx are retried with backoff."""
-    return complete(messages, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens)
+    return complete(messages, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens, decoding=decoding)
 
 
 def llm_task():

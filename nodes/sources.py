@@ -1,24 +1,26 @@
-"""The grounding block under an answer: only sources that were retrieved, never invented."""
+"""The grounding block under an answer: only sources that were retrieved and back the answer.
+
+Which fragments back an answer is decided by `nodes.answer_check` (citations checked
+against the fragments' text, or sources chosen by overlap); this module only writes the
+block. An answer that nothing backs gets no block: listing every retrieved fragment
+put sources under answers that used none of them.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import Protocol
 
-from nodes.retrieve import Fragment
+
+class Labelled(Protocol):
+    """A retrieved piece that can name its source (a chat fragment, a consultation snippet)."""
+
+    def source_label(self) -> str: ...
+
 
 HEADER = "Информация взята из:"
-_CITATION = re.compile(r"\[(\d{1,2})\]")
 _MODEL_SOURCES = re.compile(r"\n*\s*(Информация взята из|Источники?)\s*:.*\Z", re.IGNORECASE | re.DOTALL)
-
-
-def cited(answer: str, count: int) -> list[int]:
-    """1-based fragment numbers the answer cites, in order, without duplicates or out-of-range ones."""
-    numbers: list[int] = []
-    for match in _CITATION.finditer(answer):
-        number = int(match.group(1))
-        if 1 <= number <= count and number not in numbers:
-            numbers.append(number)
-    return numbers
 
 
 def strip_model_sources(answer: str) -> str:
@@ -26,9 +28,9 @@ def strip_model_sources(answer: str) -> str:
     return _MODEL_SOURCES.sub("", answer).rstrip()
 
 
-def source_block(fragments: list[Fragment], used: list[int]) -> str:
-    """One line per distinct source actually used (by citation; all retrieved if none cited)."""
-    chosen = [fragments[n - 1] for n in used] if used else fragments
+def source_block(fragments: Sequence[Labelled], used: list[int]) -> str:
+    """One line per distinct source among the 1-based `used` fragments; empty when none is used."""
+    chosen = [fragments[n - 1] for n in used if 1 <= n <= len(fragments)]
     labels: list[str] = []
     for fragment in chosen:
         label = fragment.source_label()

@@ -8,6 +8,7 @@ named only from retrieved fragments, trimming, cleaning, failures.
 from __future__ import annotations
 
 import json
+import random
 import re
 
 import psycopg
@@ -181,8 +182,14 @@ async def test_llm_outage_apologises_and_keeps_the_question(
 async def test_long_answers_are_split_under_the_telegram_limit(
     standin: TelegramStandin, llm: ScriptedLLM, user_id: int
 ) -> None:
-    paragraph = "Малина любит солнце и рыхлую почву. " * 20
-    long_answer = "\n\n".join(f"{n}. {paragraph}" for n in range(14))  # ≈ 10 000 characters
+    # Varied words: one sentence said 280 times would be a degenerate draft (nodes/answer_check.py).
+    vocabulary = ("малина солнце почва полив куст побег ягода корень лист мульча азот калий фосфор весна лето "
+                  "осень обрезка подкормка сорт урожай шпалера тень ветер торф перегной компост").split()
+    pick = random.Random(7).choice
+    long_answer = "\n\n".join(
+        f"{n}. " + " ".join(f"{pick(vocabulary).capitalize()} {pick(vocabulary)} {pick(vocabulary)} "
+                            f"{pick(vocabulary)}." for _ in range(27))
+        for n in range(14))  # ≈ 10 000 characters
     llm.script(text(long_answer))
     async with running(new_bot()):
         await choose_chat(standin, user_id)

@@ -1,5 +1,5 @@
 """The offline default end to end: no API key → the local Qwen model through llama-cpp-python's
-OpenAI-compatible server, a forced `rag-db-query` call, an answer grounded in the user's document."""
+OpenAI-compatible server, the user's documents searched, an answer grounded in them."""
 
 from __future__ import annotations
 
@@ -58,6 +58,30 @@ def test_offline_default_answers_from_the_users_document(store: str, user_id: in
     assert re.search(r"азот|мочевин", body, re.IGNORECASE), answer.text
     assert re.search(r"[а-яё]{4}", body, re.IGNORECASE)  # answered in Russian
     assert "малина.pdf" in sources
+
+
+def test_offline_default_answers_a_plain_question_with_its_key_fact_and_source(
+        store: str, user_id: int, local_llm: str, env) -> None:  # type: ignore[no-untyped-def]
+    """No keyword asks for the base: the question is searched because the user has documents, the
+    gate passes, and the answer (the model's, or the quote that replaces a bad draft) names the page."""
+    env(GROVE_LOCAL_LLM_URL=local_llm, GROVE_LLM_RETRIES="0", GROVE_LLM_TIMEOUT=SHARED_CPU_TIMEOUT)
+    facts = ["Ремонтантную малину весной подкармливают азотом: 15 граммов мочевины на квадратный метр.",
+             "Осенью побеги ремонтантной малины срезают под корень.",
+             "Голубику сажают в кислую почву с pH 4–5 и мульчируют хвоей."]
+    document = ExtractedDocument(source_type="pdf", source_identifier="сад.pdf", text="\n\n".join(facts))
+    store_document.fn(user_id, document, [ChunkRecord(position=i, text=t, page=i + 1)
+                                          for i, t in enumerate(facts)],
+                      get_embedder().embed_documents(facts))
+    from flows.chat import chat
+    from nodes.user_state import session_of
+
+    answer = chat("Сколько мочевины вносить под ремонтантную малину весной?", user_id,
+                  session_of.fn(user_id, user_id))
+    assert answer.tool_called and answer.gate_passed and not answer.failed
+    body, _, sources = answer.text.partition("Информация взята из:")
+    assert "15" in body and re.search(r"мочевин", body, re.IGNORECASE), answer.text
+    assert re.search(r"[а-яё]{4}", body, re.IGNORECASE)
+    assert "сад.pdf, с. 1" in sources and "с. 3" not in sources, answer.text
 
 
 def test_offline_default_plans_a_comparison(store: str, user_id: int, local_llm: str,

@@ -1,0 +1,279 @@
+"""Answers end to end with the offline default: does a user get the right fact, cited, readably?
+
+Run: .venv/bin/python -m bench.answer_eval [--configs before,after,...] [--every 4] [--dump answers.json]
+
+Questions — the rule, fixed before any answer was generated: from each needle set
+(bench/sets/texlive_pdf_ru.json, bench/sets/gimp_html_ru.json) the questions at positions
+0, k, 2k, … in the file's order (k = --every, 4 by default: A001, A005, …, A069 and B001,
+B005, …, B069 — 36 questions). The sets' documents are ingested through the production path
+into a fresh store (bench/eval_stores.py), one user per set, and every question is asked of
+the production `chat` flow as that user, with the chat history cleared before each question,
+against the real local model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M on llama-cpp-python's
+server, started here once for all configurations).
+
+Configurations run side by side in one run, each in its own process (settings are read
+once per process):
+
+* ``before`` — the code of another git revision (``--before-ref``, default ``main``), exported
+  with ``git archive``: the answer path as it is without this tree's changes;
+* ``after`` — this tree with its default settings;
+* the decoding and prompt variants in `CONFIGS` — this tree with some settings changed.
+
+Each answer is judged on its own, independently of grove's answer checks:
+
+* Russian — no CJK characters, and at least 3 Cyrillic words making up ≥ 40 % of the letters;
+* fact — the answer contains a needle (case, ё and whitespace ignored), or ≥ 60 % of the content
+  lemmas of a needle that the question itself does not already contain;
+* cited — the source block names a fragment (source label: document, page) that holds a needle;
+* no loop — no sentence of ≥ 4 words said twice, and ≥ 70 % distinct word 4-grams;
+* short — at most `MAX_CHARS` characters before the source block.
+
+"Correct and cited" needs all five. Also printed: seconds per answer, how often the gate
+searched / passed, how often a draft was replaced by the fallback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.eval_stores import PROJECT_ROOT, EvalSet, Judge, Question, normalise, stores
+
+MAX_CHARS = 1200
+SETS = ("texlive", "gimp")
+
+# Named variants of this tree: settings (environment) changed from the defaults.
+CONFIGS: dict[str, dict[str, str]] = {
+    "after": {},
+    "greedy": {"GROVE_LOCAL_ANSWER_TEMPERATURE": "0", "GROVE_LOCAL_ANSWER_REPEAT_PENALTY": "1.0"},
+    "greedy-rp1.1": {"GROVE_LOCAL_ANSWER_TEMPERATURE": "0", "GROVE_LOCAL_ANSWER_REPEAT_PENALTY": "1.1"},
+    "t0.2-rp1.0": {"GROVE_LOCAL_ANSWER_REPEAT_PENALTY": "1.0"},
+    "t0.7-rp1.1": {"GROVE_LOCAL_ANSWER_TEMPERATURE": "0.7"},
+    "t0.2-rp1.2": {"GROVE_LOCAL_ANSWER_REPEAT_PENALTY": "1.2"},
+    "tokens-160": {"GROVE_LOCAL_ANSWER_MAX_TOKENS": "160"},
+    "full-prompt": {"GROVE_LOCAL_PROMPT_STYLE": "full"},
+    "fragments-2": {"GROVE_LOCAL_ANSWER_FRAGMENTS": "2"},
+    "fragments-6": {"GROVE_LOCAL_ANSWER_FRAGMENTS": "6"},
+}
+
+# Runs inside a configuration's process, in that tree: ask each question of the chat flow.
+DRIVER = r'''
+import json, sys, time
+job = json.load(sys.stdin)
+from grove.db import transaction
+from flows.chat import chat
+from nodes.user_state import session_of
+out = []
+for item in job["questions"]:
+    with transaction() as conn:
+        conn.execute("delete from chat_messages where user_id = %s", (item["owner"],))
+    session = session_of.fn(item["owner"], item["owner"])
+    started = time.perf_counter()
+    answer = chat(item["text"], item["owner"], session)
+    seconds = time.perf_counter() - started
+    data = answer.model_dump(mode="json")
+    data["labels"] = [f.source_label() for f in answer.fragments]
+    data["seconds"] = seconds
+    data["id"] = item["id"]
+    out.append(data)
+    print(json.dumps({"progress": item["id"], "seconds": round(seconds, 1)}), file=sys.stderr, flush=True)
+json.dump(out, sys.stdout, ensure_ascii=False)
+'''
+
+
+def picked(evalset: EvalSet, every: int) -> list[Question]:
+    """The rule: positions 0, every, 2·every, … in the set's own order."""
+    return evalset.questions[::every]
+
+
+# --------------------------------------------------------------------------- judging
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_CYR_WORD = re.compile(r"[а-яё]{2,}", re.IGNORECASE)
+_WORDS = re.compile(r"\w+")
+
+
+def plain(text: str) -> str:
+    return normalise(text).lower().replace("ё", "е")
+
+
+@dataclass
+class Verdict:
+    russian: bool
+    fact: bool
+    cited: bool
+    no_loop: bool
+    short: bool
+    seconds: float
+    searched: bool
+    passed: bool | None
+    fallback: bool
+
+    @property
+    def correct_and_cited(self) -> bool:
+        return self.russian and self.fact and self.cited and self.no_loop and self.short
+
+    def flags(self) -> str:
+        marks = [("R", self.russian), ("F", self.fact), ("C", self.cited), ("L", self.no_loop), ("S", self.short)]
+        return "".join(m if ok else "·" for m, ok in marks)
+
+
+def is_russian(body: str) -> bool:
+    letters = [c for c in body if c.isalpha()]
+    cyrillic = [c for c in letters if "а" <= c.lower() <= "я" or c.lower() == "ё"]
+    return (not _CJK.search(body) and len(_CYR_WORD.findall(body)) >= 3
+            and len(cyrillic) >= 0.4 * max(len(letters), 1))
+
+
+def has_fact(body: str, question: Question) -> bool:
+    from nodes.lexical import term_set
+
+    text = plain(body)
+    if any(plain(n) in text for n in question.needles):
+        return True
+    answer, asked = term_set(body), term_set(question.text)
+    for needle in question.needles:
+        key = term_set(needle) - asked or term_set(needle)
+        if key and len(key & answer) >= 0.6 * len(key):
+            return True
+    return False
+
+
+def loops(body: str) -> bool:
+    said: dict[str, int] = {}
+    for sentence in re.split(r"(?<=[.!?…])\s+|\n+", body):
+        words = _WORDS.findall(sentence.lower())
+        if len(words) >= 4:
+            key = " ".join(words)
+            said[key] = said.get(key, 0) + 1
+            if said[key] >= 2:
+                return True
+    words = _WORDS.findall(body.lower())
+    grams = list(zip(words, words[1:], words[2:], words[3:]))
+    return len(grams) >= 20 and len(set(grams)) < 0.7 * len(grams)
+
+
+def judge(answer: dict[str, Any], question: Question, evalset: EvalSet, referee: Judge) -> Verdict:
+    body, _, block = answer["text"].partition("Информация взята из:")
+    named = {line.lstrip("• ").strip() for line in block.splitlines() if line.strip()}
+    cited = any(label in named and referee.holds(question, fragment["text"], fragment["source_identifier"])
+                for label, fragment in zip(answer["labels"], answer["fragments"]))
+    return Verdict(russian=is_russian(body), fact=has_fact(body, question), cited=cited,
+                   no_loop=not loops(body), short=len(body.strip()) <= MAX_CHARS, seconds=answer["seconds"],
+                   searched=bool(answer.get("tool_called")), passed=answer.get("gate_passed"),
+                   fallback=bool(answer.get("fallback")))
+
+
+# --------------------------------------------------------------------------- running
+
+
+def export_tree(ref: str) -> Path:
+    """`git archive ref` into a temporary folder: another revision's code, run as it is."""
+    folder = Path(tempfile.mkdtemp(prefix="grove-" + re.sub(r"[^\w.-]", "_", ref) + "-"))
+    archive = folder / "tree.tar"
+    subprocess.run(["git", "-C", str(PROJECT_ROOT), "archive", "--format=tar", "-o", str(archive), ref], check=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(folder / "tree", filter="data")
+    return folder / "tree"
+
+
+def run_config(name: str, tree: Path, env_changes: dict[str, str], questions: list[dict[str, Any]],
+               base_env: dict[str, str]) -> list[dict[str, Any]]:
+    env = {**base_env, **env_changes, "PYTHONPATH": str(tree)}
+    warm = [{**questions[0], "id": "warm-up"}]
+    started = time.perf_counter()
+    process = subprocess.run([sys.executable, "-c", DRIVER], input=json.dumps({"questions": warm + questions}),
+                             capture_output=True, text=True, cwd=tree, env=env, check=False)
+    if process.returncode != 0:
+        raise SystemExit(f"configuration {name} failed:\n{process.stderr[-4000:]}")
+    print(f"{name}: {len(questions)} answers in {time.perf_counter() - started:.0f} s", flush=True)
+    return [a for a in json.loads(process.stdout) if a["id"] != "warm-up"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--configs", default="before,after")
+    parser.add_argument("--before-ref", default="main")
+    parser.add_argument("--every", type=int, default=4)
+    parser.add_argument("--dump", type=Path, default=None, help="write every answer and verdict as JSON")
+    args = parser.parse_args()
+    names = [n for n in args.configs.split(",") if n]
+    unknown = [n for n in names if n != "before" and n not in CONFIGS]
+    if unknown:
+        raise SystemExit(f"unknown configurations {unknown}; known: before, {', '.join(CONFIGS)}")
+
+    from grove.llm_server import LocalLLMServer
+    from grove.settings import get_settings
+    from tests.conftest import free_port
+
+    settings = get_settings()
+    work = Path(tempfile.mkdtemp(prefix="grove-answer-eval-"))
+    server = LocalLLMServer(model_path=Path(settings.model_path(settings.local_llm_model)), port=free_port(),
+                            log_file=work / "llm.log")
+    with stores(SETS) as sets:
+        url = server.start()
+        try:
+            by_id = {q.id: (q, s) for s in sets for q in picked(s, args.every)}
+            questions = [{"id": q.id, "text": q.text, "owner": s.owner} for q, s in by_id.values()]
+            print(f"{len(questions)} questions: every {args.every}th of {', '.join(s.name for s in sets)}", flush=True)
+            base_env = {k: v for k, v in os.environ.items() if not k.startswith(("GROVE_", "PREFECT_"))}
+            base_env.update({"DATABASE_URL": os.environ["DATABASE_URL"], "GROVE_LOCAL_LLM_URL": url,
+                             "GROVE_MODELS_DIR": str(settings.models_dir), "GROVE_DATA_DIR": str(work / "data"),
+                             "GROVE_LLM_RETRIES": "0", "GROVE_LLM_TIMEOUT": "600"})
+            answers: dict[str, list[dict[str, Any]]] = {}
+            for name in names:
+                tree = export_tree(args.before_ref) if name == "before" else PROJECT_ROOT
+                answers[name] = run_config(name, tree, CONFIGS.get(name, {}), questions, base_env)
+        finally:
+            server.stop()
+        referees = {s.name: Judge(s) for s in sets}
+        verdicts = {name: {a["id"]: judge(a, by_id[a["id"]][0], by_id[a["id"]][1], referees[by_id[a["id"]][1].name])
+                           for a in found} for name, found in answers.items()}
+    report(names, list(by_id), verdicts)
+    if args.dump:
+        args.dump.write_text(json.dumps({name: [{**a, "verdict": asdict(verdicts[name][a["id"]])} for a in found]
+                                         for name, found in answers.items()}, ensure_ascii=False, indent=1))
+
+
+def report(names: list[str], ids: list[str], verdicts: dict[str, dict[str, Verdict]]) -> None:
+    print("\nPer question: R russian, F fact, C cited, L no loop, S short (· = failed); seconds; "
+          "g gate passed / x searched, gate shut / - not searched; * fallback\n")
+    print("| question | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
+    for qid in ids:
+        cells = []
+        for name in names:
+            v = verdicts[name][qid]
+            gate = "g" if v.passed else "x" if v.searched else "-"
+            cells.append(f"{v.flags()} {v.seconds:.0f}s {gate}{'*' if v.fallback else ''}")
+        print(f"| {qid} | " + " | ".join(cells) + " |")
+    print("\n| configuration | correct and cited | russian | fact | cited | no loop | short | "
+          "s/answer median | p90 | searched | gate passed | fallback |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name in names:
+        found = list(verdicts[name].values())
+        n = len(found)
+
+        def rate(attr: str, found: list[Verdict] = found) -> float:
+            return sum(bool(getattr(v, attr)) for v in found) / len(found)
+
+        seconds = sorted(v.seconds for v in found)
+        print(f"| {name} | **{sum(v.correct_and_cited for v in found) / n:.0%}** | {rate('russian'):.0%} | "
+              f"{rate('fact'):.0%} | {rate('cited'):.0%} | {rate('no_loop'):.0%} | {rate('short'):.0%} | "
+              f"{statistics.median(seconds):.0f} | {seconds[int(0.9 * (n - 1))]:.0f} | {rate('searched'):.0%} | "
+              f"{rate('passed'):.0%} | {rate('fallback'):.0%} |")
+
+
+if __name__ == "__main__":
+    main()

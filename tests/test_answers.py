@@ -1,0 +1,288 @@
+"""Answers a user accepts: the local model's search gate, degenerate drafts, checked citations.
+
+The chat and consultation flows run for real (Postgres, EmbeddingGemma vectors, Prefect);
+the model's words are fixed by the scripted OpenAI-compatible server. Pointed at it
+without an API key, the flows treat it as the local model (`GROVE_LOCAL_LLM_URL`); with a
+key, as a remote one. What is checked is what grove does around the model: whether it
+searched, what it showed the model, what replaced a bad draft, which sources it names,
+and what reached the moderation queue.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg.rows import dict_row
+
+from nodes.answer_check import EXTRACT_LEAD
+from nodes.document_store import ChunkRecord, store_document
+from nodes.embedder import get_embedder
+from nodes.ingest_types import ExtractedDocument
+from nodes.unified_retrieve import LIBRARY_OWNER
+from tests.support.scripted_llm import Response, ScriptedLLM, text, tool_call
+
+pytestmark = pytest.mark.timeout(240)
+
+RASPBERRY = [
+    "Ремонтантную малину весной подкармливают азотом: 15 г мочевины на квадратный метр.",
+    "Летом малине нужен калий и фосфор, азот после июля не вносят.",
+    "Осенью побеги ремонтантной малины срезают под корень, а летнюю малину обрезают после плодоношения.",
+]
+SPRING = "Чем подкормить малину весной?"
+LOOP = "Завтрак: белки, орехи, кальций и творог каждый день. " * 5
+ENGLISH = "In spring you should feed raspberries with a nitrogen fertilizer, about fifteen grams per square metre."
+
+
+def index(owner: int, name: str, texts: list[str], culture: str | None = None) -> int:
+    """Store a document with real EmbeddingGemma vectors, one chunk (and page) per text."""
+    document = ExtractedDocument(source_type="pdf", source_identifier=name, title=None, text="\n\n".join(texts))
+    stored = store_document.fn(owner, document, [ChunkRecord(position=i, text=t, page=i + 1)
+                                                 for i, t in enumerate(texts)],
+                               get_embedder().embed_documents(texts), culture)
+    return stored.document_id
+
+
+@pytest.fixture
+def local(env):  # type: ignore[no-untyped-def]
+    """The scripted server as the local model: no API key, its URL as the local server's."""
+    with ScriptedLLM() as server:
+        env(GROVE_LOCAL_LLM_URL=server.base_url, GROVE_LLM_RETRIES="0")
+        yield server
+
+
+@pytest.fixture
+def remote(env):  # type: ignore[no-untyped-def]
+    with ScriptedLLM() as server:
+        env(GROVE_LLM_API_KEY="test-key", GROVE_LLM_BASE_URL=server.base_url, GROVE_LLM_MODEL="scripted",
+            GROVE_LLM_RETRIES="0")
+        yield server
+
+
+def ask_chat(question: str, user_id: int):  # type: ignore[no-untyped-def]
+    from flows.chat import chat
+    from nodes.user_state import session_of
+
+    return chat(question, user_id, session_of.fn(user_id, user_id))
+
+
+def system_of(request: dict[str, Any]) -> str:
+    return request["messages"][0]["content"]
+
+
+def shown_numbers(request: dict[str, Any]) -> dict[str, int]:
+    """Which number each fragment text got in the local model's prompt."""
+    return {body: int(n) for n, body in re.findall(r"^\[(\d+)\] \([^)]*\) «(.*)»$", system_of(request), re.MULTILINE)}
+
+
+def sources(answer_text: str) -> str:
+    return answer_text.partition("Информация взята из:")[2]
+
+
+# --------------------------------------------------------------------------- the search gate
+
+
+def test_a_plain_question_is_searched_and_answered_from_the_fragments(
+        store: str, local: ScriptedLLM, user_id: int) -> None:
+    index(user_id, "малина.pdf", RASPBERRY)
+    local.script(text("Весной малину подкармливают азотом: 15 г мочевины на квадратный метр [1]."))
+    answer = ask_chat(SPRING, user_id)  # no «в базе», no file name: a plain question
+    [request] = local.requests
+    assert "tools" not in request  # the code searched; the small model is not offered the tool
+    assert answer.tool_called and answer.tool_query == SPRING
+    assert answer.gate_passed is True and answer.gate_score is not None
+    assert RASPBERRY[0] in system_of(request)
+    assert "15 г мочевины" in answer.text and not answer.fallback
+    assert re.search(r"малина\.pdf, с\. 1\b", sources(answer.text))
+    assert "с. 2" not in sources(answer.text) and "с. 3" not in sources(answer.text)
+
+
+def test_a_question_the_documents_do_not_answer_gets_no_fragments(
+        store: str, local: ScriptedLLM, user_id: int) -> None:
+    index(user_id, "малина.pdf", RASPBERRY)
+    local.script(text("Столица Франции — Париж."))
+    answer = ask_chat("Какая столица Франции?", user_id)
+    [request] = local.requests
+    assert answer.tool_called and answer.gate_passed is False  # searched, but the gate stayed shut
+    assert all(fact not in system_of(request) for fact in RASPBERRY)
+    assert answer.fragments == [] and answer.text == "Столица Франции — Париж."  # no source block
+
+
+def test_a_user_without_documents_is_not_searched(store: str, local: ScriptedLLM, user_id: int) -> None:
+    local.script(text("Весной малину подкармливают азотом."))
+    answer = ask_chat(SPRING, user_id)
+    assert not answer.tool_called and answer.gate_passed is None and answer.tool_query is None
+    assert answer.text == "Весной малину подкармливают азотом."
+
+
+def test_a_short_follow_up_is_searched_with_the_question_before_it(
+        store: str, local: ScriptedLLM, user_id: int) -> None:
+    index(user_id, "малина.pdf", RASPBERRY)
+    local.script(text("Весной — азотом [1]."), text("Летом — калием и фосфором [1]."))
+    ask_chat(SPRING, user_id)
+    answer = ask_chat("А летом?", user_id)
+    assert answer.tool_query == f"{SPRING} А летом?"
+    assert answer.gate_passed and RASPBERRY[1] in system_of(local.requests[1])
+
+
+def test_the_remote_model_still_decides_and_searches_at_most_once(
+        store: str, remote: ScriptedLLM, user_id: int) -> None:
+    index(user_id, "малина.pdf", RASPBERRY)
+    remote.script(text("Здравствуйте! Чем помочь?"))
+    answer = ask_chat("Привет", user_id)
+    [request] = remote.requests
+    assert request["tool_choice"] == "auto" and [t["function"]["name"] for t in request["tools"]] == ["rag-db-query"]
+    assert not answer.tool_called and answer.gate_passed is None
+    assert "repeat_penalty" not in request and "top_k" not in request  # llama.cpp's samplers stay local
+
+
+def test_a_junk_query_from_the_model_is_replaced_by_the_question(
+        store: str, remote: ScriptedLLM, user_id: int) -> None:
+    index(user_id, "малина.pdf", RASPBERRY)
+    remote.script(tool_call({"query": "SELECT COUNT(*) FROM documents WHERE status = 'pending'"}),
+                  text("Весной — азотом, 15 г мочевины на квадратный метр [1]."))
+    answer = ask_chat(SPRING, user_id)
+    assert answer.tool_query == SPRING
+    assert answer.fragments[0].text == RASPBERRY[0]  # the question found the right page first
+    assert re.search(r"малина\.pdf, с\. 1\b", sources(answer.text))
+
+
+def test_the_local_model_gets_the_measured_decoding(store: str, local: ScriptedLLM, user_id: int) -> None:
+    from grove.settings import get_settings
+
+    local.script(text("Азотом."))
+    ask_chat(SPRING, user_id)
+    [request] = local.requests
+    settings = get_settings()
+    assert request["repeat_penalty"] == settings.local_answer_repeat_penalty
+    assert request["max_tokens"] == settings.local_answer_max_tokens
+    assert request["temperature"] == settings.local_answer_temperature
+
+
+# --------------------------------------------------------------------------- degenerate drafts
+
+
+@pytest.mark.parametrize(("draft", "failed"), [("[4]", "bare_citations"), (LOOP, "repetition"),
+                                               (ENGLISH, "not_russian")])
+def test_a_degenerate_draft_gets_the_extractive_answer_with_its_source(
+        store: str, local: ScriptedLLM, user_id: int, draft: str, failed: str) -> None:
+    index(user_id, "малина.pdf", RASPBERRY)
+    local.script(text(draft))
+    answer = ask_chat(SPRING, user_id)
+    assert answer.fallback and failed in answer.degenerate
+    body = answer.text.partition("Информация взята из:")[0]
+    assert body.startswith(EXTRACT_LEAD) and RASPBERRY[0] in body  # the sentence that answers, quoted
+    assert draft.strip() not in answer.text
+    assert re.search(r"малина\.pdf, с\. 1\b", sources(answer.text)) and "с. 2" not in sources(answer.text)
+
+
+def test_a_degenerate_draft_without_fragments_says_so_plainly(store: str, local: ScriptedLLM, user_id: int) -> None:
+    local.script(text(LOOP))
+    answer = ask_chat("Как правильно подкармливать?", user_id)
+    assert answer.fallback and "repetition" in answer.degenerate
+    assert "Завтрак" not in answer.text and "Информация взята из" not in answer.text
+
+
+# --------------------------------------------------------------------------- citations
+
+
+def test_a_citation_of_a_fragment_that_does_not_say_it_is_corrected(
+        store: str, local: ScriptedLLM, user_id: int) -> None:
+    index(user_id, "малина.pdf", RASPBERRY)
+
+    def cite_the_wrong_fragment(request: dict[str, Any]) -> Response:
+        numbers = shown_numbers(request)
+        wrong = numbers[RASPBERRY[1]]
+        return text(f"Весной малину подкармливают азотом: 15 г мочевины на квадратный метр [{wrong}].")(request)
+
+    local.script(cite_the_wrong_fragment)
+    answer = ask_chat("Чем и сколько подкармливать малину весной?", user_id)
+    numbers = shown_numbers(local.requests[0])
+    assert f"[{numbers[RASPBERRY[0]]}]" in answer.text and f"[{numbers[RASPBERRY[1]]}]" not in answer.text
+    assert re.search(r"малина\.pdf, с\. 1\b", sources(answer.text)) and "с. 2" not in sources(answer.text)
+
+
+def test_an_answer_without_citations_names_the_sources_it_overlaps(
+        store: str, local: ScriptedLLM, user_id: int) -> None:
+    index(user_id, "малина.pdf", RASPBERRY)
+    index(user_id, "календарь.pdf", ["Весной в саду белят стволы, а малину подкармливают по талой земле."])
+    local.script(text("Весной малину подкармливают азотом: 15 г мочевины на квадратный метр."))
+    answer = ask_chat(SPRING, user_id)
+    assert len(answer.fragments) >= 2  # several were shown; only the one that says it is named
+    block = sources(answer.text)
+    assert re.search(r"малина\.pdf, с\. 1\b", block)
+    assert "календарь.pdf" not in block and "с. 2" not in block
+
+
+def test_nonsense_without_citations_names_no_source(store: str, local: ScriptedLLM, user_id: int) -> None:
+    index(user_id, "малина.pdf", RASPBERRY)
+    local.script(text("Малина — это ягода. Её едят летом и варят из неё варенье."))
+    answer = ask_chat(SPRING, user_id)
+    assert not answer.fallback and "Информация взята из" not in answer.text
+
+
+# --------------------------------------------------------------------------- consultation
+
+
+class Classifier:
+    """Classification requests answered from a table; answers from a queue (like test_consultation)."""
+
+    def __init__(self, cultures: dict[str, str], answers: list[str]) -> None:
+        self.cultures, self.answers = cultures, list(answers)
+        self.answered: list[dict[str, Any]] = []
+
+    def __call__(self, body: dict[str, Any]) -> Response:
+        if body["messages"][0]["content"].startswith("Определи культуру"):
+            return text(self.cultures.get(body["messages"][-1]["content"], "не определено"))(body)
+        self.answered.append(body)
+        return text(self.answers.pop(0))(body)
+
+
+def queued(url: str, user_id: int) -> list[dict]:
+    with psycopg.connect(url, row_factory=dict_row) as conn:
+        return conn.execute("select * from moderation_queue where user_id = %s", (user_id,)).fetchall()
+
+
+def consult(question: str, user_id: int):  # type: ignore[no-untyped-def]
+    from flows.consultation import consultation
+    from nodes.user_state import session_of
+
+    return consultation(question, user_id, session_of.fn(user_id, user_id))
+
+
+def test_unclear_crop_with_nothing_to_retrieve_asks_the_profiles_question(
+        store: str, env, user_id: int) -> None:  # type: ignore[no-untyped-def]
+    from nodes.consultation_state import read_state
+    from nodes.domain_profile import load_profile
+
+    model = Classifier({}, [])
+    with ScriptedLLM(default=model) as server:
+        env(GROVE_LOCAL_LLM_URL=server.base_url, GROVE_LLM_RETRIES="0", GROVE_DOMAIN_PROFILE="berries")
+        answer = consult("Как правильно подкармливать?", user_id)
+    assert answer.kind == "clarification" and answer.text == load_profile("berries").culture_question
+    assert model.answered == []  # no general answer was generated
+    assert read_state.fn(user_id).state == "waiting_clarification_answer"
+    assert queued(store, user_id) == []
+
+
+def test_a_degenerate_consultation_answer_is_quoted_and_not_queued(
+        store: str, env, user_id: int) -> None:  # type: ignore[no-untyped-def]
+    blueberry = f"Голубику сажают в кислую почву с pH 4–5, в яму добавляют верховой торф ({user_id})."
+    document = index(LIBRARY_OWNER, f"голубика-{user_id}.pdf", [blueberry], "голубика")
+    model = Classifier({"Как посадить голубику?": "голубика"}, [LOOP])
+    try:
+        with ScriptedLLM(default=model) as server:
+            env(GROVE_LOCAL_LLM_URL=server.base_url, GROVE_LLM_RETRIES="0", GROVE_DOMAIN_PROFILE="berries")
+            answer = consult("Как посадить голубику?", user_id)
+    finally:
+        with psycopg.connect(store) as conn:
+            conn.execute("delete from documents where id = %s", (document,))
+    assert answer.kind == "answer" and answer.fallback and "repetition" in answer.degenerate
+    assert blueberry in answer.text and "Завтрак" not in answer.text
+    assert f"голубика-{user_id}.pdf" in answer.text
+    assert answer.moderation_id is None and queued(store, user_id) == []
+    with psycopg.connect(store) as conn:  # the turn is still logged in the history
+        logged = conn.execute("select count(*) from chat_messages where user_id = %s", (user_id,)).fetchone()[0]
+    assert logged == 2
