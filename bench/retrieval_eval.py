@@ -76,10 +76,12 @@ SETS_DIR = Path(__file__).resolve().parent / "sets"
 CACHE_DIR = PROJECT_ROOT / ".grove" / "cache" / "retrieval-eval"
 # The code a document passes through on its way into Postgres; its hash is part of the cache key.
 INGESTION_CODE = ("flows/ingest.py", "nodes/parse_files.py", "nodes/fetch_url.py", "nodes/chunk_document.py",
-                  "nodes/embedder.py", "nodes/document_store.py", "nodes/ingest_types.py", "chunking/*.py")
+                  "nodes/embedder.py", "nodes/document_store.py", "nodes/ingest_types.py", "nodes/html_text.py",
+                  "nodes/pdf_text.py", "chunking/*.py")
 INGESTION_SETTINGS = ("chunking", "chunk_target_chars", "chunk_overlap_chars", "late_window_tokens",
                       "late_window_overlap_tokens", "embedding_model", "embedding_dtype",
-                      "embedding_max_tokens", "embedding_document_prompt")
+                      "embedding_max_tokens", "embedding_document_prompt", "embedding_document_title_prompt",
+                      "chunk_merge_chars", "chunk_context")
 CANDIDATES, TOP_K = 30, 10
 SET_NAMES = ("texlive", "gimp", "debian")
 CHUNKINGS = ("late", "naive")
@@ -370,7 +372,6 @@ def html_files_parse() -> bool:
 def ingest_set(evalset: EvalSet, owner_id: int, html_via: str, stats: dict[str, Any]) -> None:
     """Every document of the set for this owner: from the cache, or through the ingest flow."""
     from flows.ingest import ingest
-    from grove.dispatch import run_inline
     from grove.ingest_cli import item_for
 
     via = {"html": html_via, "file": "file"}
@@ -396,8 +397,7 @@ def ingest_set(evalset: EvalSet, owner_id: int, html_via: str, stats: dict[str, 
                 else:
                     arguments[str(doc.path)] = (doc, key)
             started = time.perf_counter()
-            state = run_inline(ingest, [item_for(a) for a in arguments], owner_id, return_state=True)
-            outcomes = state.result(raise_on_failure=False)
+            outcomes = ingest([item_for(a) for a in arguments], owner_id)
             stats["ingest_seconds"] += time.perf_counter() - started
             for argument, outcome in zip(arguments, outcomes):
                 doc, key = arguments[argument]

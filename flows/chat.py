@@ -79,6 +79,8 @@ class _Draft(BaseModel):
     query: str | None = None
     searched: bool = False
     gate: GateDecision | None = None
+    policy: TurnPolicy | None = Field(default=None, description="the turn's policy as the draft left it "
+                                      "(a regenerated repeat adds its signal and guard)")
 
 
 def system_prompt(policy: TurnPolicy) -> str:
@@ -200,7 +202,7 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
         messages[0] = {"role": "system", "content": local_system_prompt(policy, shown)}
         reply = ask(messages, decoding=decoding)
     return _Draft(reply=reply, fragments=shown, query=gate.query if gate else None, searched=gate is not None,
-                  gate=gate)
+                  gate=gate, policy=policy)
 
 
 def remote_draft(question: str, user_id: int, history: list[ChatMessage], policy: TurnPolicy) -> _Draft:
@@ -231,7 +233,7 @@ def remote_draft(question: str, user_id: int, history: list[ChatMessage], policy
         policy = with_repetition_signal(policy)
         messages[0] = {"role": "system", "content": system_prompt(policy)}
         final = ask(messages)  # once, without tools; whatever comes back is the answer
-    return _Draft(reply=final, fragments=fragments, query=query, searched=query is not None)
+    return _Draft(reply=final, fragments=fragments, query=query, searched=query is not None, policy=policy)
 
 
 def planned_answer(question: str, user_id: int, session_id: str, history: list[ChatMessage],
@@ -287,6 +289,7 @@ def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
         record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards, {"failed": True})
         return ChatAnswer(text=APOLOGY, failed=True, failure=f"LLM gave up: {exc}", signals=policy.signal_names,
                           guards=policy.guards)
+    policy = draft.policy or policy
     settings = get_settings()
     checked = check_answer(strip_model_sources(draft.reply.content), question, [f.text for f in draft.fragments],
                            searched=draft.searched, max_chars=settings.local_answer_max_chars if local else None,
