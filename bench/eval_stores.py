@@ -1,9 +1,9 @@
 """The project's Russian evaluation sets as users' stores, filled through the production path.
 
-Used by bench/search_gate.py and bench/answer_eval.py, which need what a user of grove
-would have: each set's documents ingested by the `ingest` flow that `grove ingest` runs
-(parser → chunker → embedder → store), one owner id per set, and its questions with a
-way to tell whether a stored chunk holds the answer.
+The shared store and set machinery of bench/retrieval_eval.py, bench/search_gate.py and
+bench/answer_eval.py, which need what a user of grove would have: each set's documents ingested by
+the `ingest` flow that `grove ingest` runs (parser → chunker → embedder → store), one owner id per
+set, and its questions with a way to tell whether a stored chunk holds the answer.
 
 Sets (nothing here edits a set):
 
@@ -18,16 +18,17 @@ Sets (nothing here edits a set):
   half of the chunk, or half of the answer, lies in their overlap (chunks are located in
   the document's normalised text). By default only the FAQ and aptitude files are ingested
   — the man pages the builder adds as distractors are 70 % of its text and would triple
-  the ingestion time on this machine; ``with_distractors=True`` adds them.
+  the ingestion time on this machine; ``with_distractors=True`` adds them (bench/retrieval_eval
+  always does).
 
 For the needle sets a chunk holds the answer when it contains one of the question's needles
 after the sets' normalisation (soft hyphens dropped, whitespace runs collapsed). The sets'
 SHA256SUMS and each document's sha256 are checked before anything runs.
 
-What the production path wrote for each document is cached in ``.grove/cache/eval-stores/``
+What the production path wrote for each document is cached in ``.grove/cache/retrieval-eval/``
 (the document row and its chunk rows, generated columns left to Postgres), keyed by the
 document's sha256, the ingestion settings and a hash of the ingestion code, so a change to
-any of them ingests again.
+any of them ingests again. Every bench shares these stores.
 """
 
 from __future__ import annotations
@@ -36,13 +37,14 @@ import functools
 import hashlib
 import http.server
 import json
+import os
 import pickle
 import re
 import tempfile
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,15 +52,18 @@ from typing import Any
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SETS_DIR = Path(__file__).resolve().parent / "sets"
-CACHE_DIR = PROJECT_ROOT / ".grove" / "cache" / "eval-stores"
+CACHE_DIR = PROJECT_ROOT / ".grove" / "cache" / "retrieval-eval"
+# The code a document passes through on its way into Postgres; its hash is part of the cache key.
 INGESTION_CODE = ("flows/ingest.py", "nodes/parse_files.py", "nodes/fetch_url.py", "nodes/chunk_document.py",
-                  "nodes/embedder.py", "nodes/document_store.py", "nodes/ingest_types.py", "chunking/*.py",
-                  "supabase/migrations/*.sql")
+                  "nodes/embedder.py", "nodes/document_store.py", "nodes/ingest_types.py", "nodes/html_text.py",
+                  "nodes/pdf_text.py", "chunking/*.py")
 INGESTION_SETTINGS = ("chunking", "chunk_target_chars", "chunk_overlap_chars", "late_window_tokens",
                       "late_window_overlap_tokens", "embedding_model", "embedding_dtype",
-                      "embedding_max_tokens", "embedding_document_prompt")
+                      "embedding_max_tokens", "embedding_document_prompt", "embedding_document_title_prompt",
+                      "chunk_merge_chars", "chunk_context")
 SET_NAMES = ("texlive", "gimp", "debian")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
+INGEST_BATCH = 40
 
 _WS = re.compile(r"\s+")
 
@@ -76,8 +81,13 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+# --------------------------------------------------------------------------- sets
+
+
 @dataclass
 class Doc:
+    """One document to ingest: a local file (PDF, text, HTML) with its sha256."""
+
     path: Path
     sha256: str
     kind: str  # "file" | "html"
@@ -87,8 +97,8 @@ class Doc:
 class Question:
     id: str
     text: str
-    needles: list[str] = field(default_factory=list)
-    answer: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # debian: file → spans
+    needles: list[str] = field(default_factory=list)  # needle sets
+    answer: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # debian: doc name → spans
 
 
 @dataclass
@@ -96,22 +106,28 @@ class EvalSet:
     name: str
     docs: list[Doc]
     questions: list[Question]
-    texts: dict[str, str] = field(default_factory=dict)  # debian: normalised text of each file
+    # debian: normalised text of each ingested document, to locate chunks in it
+    texts: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def needle_based(self) -> bool:
+        return not self.texts
 
     @property
     def owner(self) -> int:
         return OWNERS[self.name]
 
 
-# --------------------------------------------------------------------------- loading
-
-
 def verify_frozen_sets() -> None:
+    """sha256 of each set's JSON against SHA256SUMS; a mismatch stops the bench."""
     for line in (SETS_DIR / "SHA256SUMS").read_text().splitlines():
-        if line.strip():
-            expected, name = line.split(maxsplit=1)
-            if sha256_file(SETS_DIR / name.strip().lstrip("*")) != expected:
-                raise SystemExit(f"bench/sets/{name}: sha256 differs from SHA256SUMS; the sets are frozen")
+        if not line.strip():
+            continue
+        expected, name = line.split(maxsplit=1)
+        actual = sha256_file(SETS_DIR / name.strip().lstrip("*"))
+        if actual != expected:
+            raise SystemExit(f"bench/sets/{name}: sha256 {actual} does not match SHA256SUMS ({expected}); "
+                             "the frozen sets must not be edited — refusing to run")
 
 
 def load_needle_set(file_name: str, name: str) -> EvalSet:
@@ -121,15 +137,18 @@ def load_needle_set(file_name: str, name: str) -> EvalSet:
         path = Path(entry["path"])
         if not path.exists():
             raise SystemExit(f"{path} is missing: see bench/sets/README.md, 'Install the documents'")
-        if sha256_file(path) != entry["sha256"]:
-            raise SystemExit(f"{path}: not the document {file_name} was written for")
-        docs.append(Doc(path, entry["sha256"], "html" if entry["format"] == "html" else "file"))
+        actual = sha256_file(path)
+        if actual != entry["sha256"]:
+            raise SystemExit(f"{path}: sha256 {actual} is not the one {file_name} was written for "
+                             f"({entry['sha256']}); refusing to run")
+        docs.append(Doc(path, actual, "html" if entry["format"] == "html" else "file"))
     questions = [Question(q["id"], q["question"], needles=[normalise(n) for n in q["needles"]])
                  for q in data["questions"]]
     return EvalSet(name, docs, questions)
 
 
 def load_debian_set(with_distractors: bool = False) -> EvalSet:
+    """bench/datasets.py's set as text files (one per source file) and answer spans in them."""
     from bench.datasets import load_ru_eval
 
     data = load_ru_eval()
@@ -141,7 +160,7 @@ def load_debian_set(with_distractors: bool = False) -> EvalSet:
     folder = CACHE_DIR / "debian-docs"
     folder.mkdir(parents=True, exist_ok=True)
     docs, texts = [], {}
-    where: dict[str, tuple[str, int, int]] = {}
+    where: dict[str, tuple[str, int, int]] = {}  # passage id → (file name, start, end) in normalised text
     for source, indexes in groups.items():
         name = re.sub(r"[^\w.-]+", "_", source) + ".txt"
         path = folder / name
@@ -160,7 +179,7 @@ def load_debian_set(with_distractors: bool = False) -> EvalSet:
     for query in data.queries:
         answer: dict[str, list[tuple[int, int]]] = defaultdict(list)
         for pid in query.relevant_ids:
-            if pid in where:
+            if pid in where:  # without the distractors, an answer in a man page is not in the store
                 name, start, end = where[pid]
                 answer[name].append((start, end))
         questions.append(Question(query.id, query.text, answer=dict(answer)))
@@ -169,44 +188,74 @@ def load_debian_set(with_distractors: bool = False) -> EvalSet:
 
 def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[EvalSet]:
     verify_frozen_sets()
-    loaders = {"texlive": lambda: load_needle_set("texlive_pdf_ru.json", "texlive"),
-               "gimp": lambda: load_needle_set("gimp_html_ru.json", "gimp"),
-               "debian": lambda: load_debian_set(with_distractors)}
+    loaders: dict[str, Callable[[], EvalSet]] = {
+        "texlive": lambda: load_needle_set("texlive_pdf_ru.json", "texlive"),
+        "gimp": lambda: load_needle_set("gimp_html_ru.json", "gimp"),
+        "debian": lambda: load_debian_set(with_distractors),
+    }
     return [loaders[name]() for name in names]
 
 
 # --------------------------------------------------------------------------- relevance
 
 
+@dataclass
+class StoredChunk:
+    id: int
+    doc_name: str
+    text: str
+    normalised: str
+    span: tuple[int, int] | None = None  # debian: where it lies in its document's normalised text
+
+
+def locate(chunk: StoredChunk, texts: dict[str, str]) -> None:
+    text = texts.get(chunk.doc_name)
+    if text is None:
+        return
+    start = text.find(chunk.normalised)
+    if start >= 0:
+        chunk.span = (start, start + len(chunk.normalised))
+
+
+def relevant(question: Question, chunk: StoredChunk) -> bool:
+    if question.needles:
+        return any(needle in chunk.normalised for needle in question.needles)
+    spans = question.answer.get(chunk.doc_name)
+    if not spans or chunk.span is None:
+        return False
+    start, end = chunk.span
+    overlap = sum(max(0, min(end, b) - max(start, a)) for a, b in spans)
+    answer_length = sum(b - a for a, b in spans)
+    return overlap >= 0.5 * min(end - start, answer_length)
+
+
+def stored_chunks(evalset: EvalSet, owner_id: int) -> list[StoredChunk]:
+    """Every active chunk of `owner_id`, located in its document's normalised text (debian)."""
+    from grove.db import transaction
+
+    with transaction() as conn:
+        rows = conn.execute(
+            "select c.id, c.chunk_text, d.source_identifier from document_chunks c"
+            " join documents d on d.id = c.document_id where c.owner_id = %s and c.is_active",
+            (owner_id,)).fetchall()
+    chunks = [StoredChunk(r["id"], Path(r["source_identifier"]).name, r["chunk_text"],
+                          normalise(r["chunk_text"])) for r in rows]
+    for chunk in chunks:
+        locate(chunk, evalset.texts)
+    return chunks
+
+
 class Judge:
-    """Whether a stored chunk holds a question's answer (needle, or overlap with the answer span)."""
+    """Whether a chunk's text, from a given document, holds a question's answer."""
 
     def __init__(self, evalset: EvalSet) -> None:
         self.evalset = evalset
-        self._spans: dict[str, tuple[str, tuple[int, int] | None]] = {}
-
-    def _locate(self, text: str, document: str) -> tuple[int, int] | None:
-        name = Path(document).name
-        body = self.evalset.texts.get(name)
-        if body is None:
-            return None
-        piece = normalise(text)
-        start = body.find(piece)
-        return (start, start + len(piece)) if start >= 0 else None
 
     def holds(self, question: Question, text: str, document: str) -> bool:
-        if question.needles:
-            normalised = normalise(text)
-            return any(needle in normalised for needle in question.needles)
-        spans = question.answer.get(Path(document).name)
-        if not spans:
-            return False
-        where = self._locate(text, document)
-        if where is None:
-            return False
-        start, end = where
-        overlap = sum(max(0, min(end, b) - max(start, a)) for a, b in spans)
-        return overlap >= 0.5 * min(end - start, sum(b - a for a, b in spans))
+        chunk = StoredChunk(0, Path(document).name, text, normalise(text))
+        if not question.needles:
+            locate(chunk, self.evalset.texts)
+        return relevant(question, chunk)
 
 
 # --------------------------------------------------------------------------- ingestion
@@ -232,9 +281,9 @@ def cache_key(doc: Doc, via: str) -> str:
 
 def _columns(conn: Any, table: str, skip: set[str]) -> list[str]:
     rows = conn.execute(
-        "select column_name from information_schema.columns where table_schema = 'public'"
-        " and table_name = %s and is_generated = 'NEVER' and is_identity = 'NO' order by ordinal_position",
-        (table,)).fetchall()
+        "select column_name from information_schema.columns"
+        " where table_schema = 'public' and table_name = %s and is_generated = 'NEVER'"
+        " and is_identity = 'NO' order by ordinal_position", (table,)).fetchall()
     return [r["column_name"] for r in rows if r["column_name"] not in skip]
 
 
@@ -243,7 +292,7 @@ def dump_document(document_id: int) -> dict[str, Any]:
     from grove.db import transaction
 
     with transaction() as conn:
-        doc_columns = _columns(conn, "documents", {"created_at", "job_id"})
+        doc_columns = _columns(conn, "documents", {"created_at"})
         chunk_columns = _columns(conn, "document_chunks", {"document_id", "created_at"})
         document = conn.execute(f"select {', '.join(doc_columns)} from documents where id = %s",
                                 (document_id,)).fetchone()
@@ -253,16 +302,10 @@ def dump_document(document_id: int) -> dict[str, Any]:
 
 
 def load_document(dump: dict[str, Any], owner_id: int) -> None:
-    """Insert cached rows for `owner_id`; Postgres computes generated columns and indexes as on ingest."""
+    """Insert cached rows for `owner_id` (Postgres computes the generated columns as on insert)."""
     from psycopg.types.json import Jsonb
 
     from grove.db import transaction
-    from nodes.document_store import vector_text
-
-    def value(v: Any) -> Any:
-        if hasattr(v, "shape"):
-            return vector_text(v)
-        return json.dumps(v, ensure_ascii=False) if isinstance(v, dict) else v
 
     with transaction() as conn:
         document = {**dump["document"], "owner_id": owner_id}
@@ -276,30 +319,43 @@ def load_document(dump: dict[str, Any], owner_id: int) -> None:
         with conn.cursor().copy(f"copy document_chunks ({', '.join(keys)}) from stdin") as copy:
             for chunk in dump["chunks"]:
                 row = {**chunk, "owner_id": owner_id}
-                copy.write_row([document_id, *(value(v) for v in row.values())])
+                copy.write_row([document_id, *(_copy_value(v) for v in row.values())])
+
+
+def _copy_value(value: Any) -> Any:
+    from nodes.document_store import vector_text
+
+    if hasattr(value, "shape"):  # a pgvector column read back as numpy
+        return vector_text(value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+class LoopbackSite:
+    """A folder served on 127.0.0.1 (the link path refuses loopback unless the setting allows it)."""
+
+    def __init__(self, folder: Path) -> None:
+        handler = functools.partial(_QuietHandler, directory=str(folder))
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def url(self, name: str) -> str:
+        return f"http://127.0.0.1:{self.server.server_port}/{name}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # stdlib's signature
+    def log_message(self, format: str, *args: Any) -> None:  # stdlib signature
         pass
 
 
-@contextmanager
-def loopback_site(folder: Path) -> Iterator[str]:
-    """`folder` served on 127.0.0.1; yields the base URL."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                             functools.partial(_QuietHandler, directory=str(folder)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def html_files_parse() -> bool:
-    """Whether the file parsers accept an .html file."""
+    """Whether the file parsers accept an .html file (another change may add an HTML parser)."""
     from nodes.ingest_types import IngestError
     from nodes.parse_files import parse_file
 
@@ -314,70 +370,96 @@ def html_files_parse() -> bool:
     return True
 
 
-def ingest_set(evalset: EvalSet, batch: int = 20) -> dict[str, Any]:
-    """Every document of the set for its owner: from the cache, or through the ingest flow."""
-    import os
+def new_stats() -> dict[str, Any]:
+    return {"cached": 0, "ingested": 0, "failed": [], "ingest_seconds": 0.0}
 
+
+def ingest_set(evalset: EvalSet, owner_id: int, html_via: str, stats: dict[str, Any],
+               batch_size: int = INGEST_BATCH) -> None:
+    """Every document of the set for this owner: from the cache, or through the ingest flow.
+
+    `html_via` is "file" or "link" (HTML pages served on a loopback site, which needs
+    GROVE_ALLOW_LOOPBACK_URLS=true); `stats` (see new_stats) is added to.
+    """
     from flows.ingest import ingest
     from grove.ingest_cli import item_for
 
-    os.environ["GROVE_ALLOW_LOOPBACK_URLS"] = "true"
-    from grove.settings import reset_settings
-
-    reset_settings()
-    via_html = "file" if html_files_parse() else "link"
-    stats: dict[str, Any] = {"cached": 0, "ingested": 0, "failed": [], "seconds": 0.0, "html_via": via_html}
+    via = {"html": html_via, "file": "file"}
     missing: list[tuple[Doc, str]] = []
     for doc in evalset.docs:
-        key = cache_key(doc, via_html if doc.kind == "html" else "file")
+        key = cache_key(doc, via[doc.kind])
         path = CACHE_DIR / "stores" / f"{key}.pkl"
         if path.exists():
-            load_document(pickle.loads(path.read_bytes()), evalset.owner)
+            load_document(pickle.loads(path.read_bytes()), owner_id)
             stats["cached"] += 1
         else:
             missing.append((doc, key))
-    html_folders = {doc.path.parent for doc, _ in missing if doc.kind == "html"}
-    with contextlib_sites(html_folders if via_html == "link" else set()) as sites:
-        for start in range(0, len(missing), batch):
-            chunk = missing[start:start + batch]
-            arguments = [f"{sites[doc.path.parent]}/{doc.path.name}" if doc.path.parent in sites
-                         else str(doc.path) for doc, _ in chunk]
-            began = time.perf_counter()
-            outcomes = ingest([item_for(a) for a in arguments], evalset.owner)
-            stats["seconds"] += time.perf_counter() - began
-            for (doc, key), outcome in zip(chunk, outcomes):
+    site = None
+    try:
+        for start in range(0, len(missing), batch_size):
+            batch = missing[start:start + batch_size]
+            arguments = {}
+            for doc, key in batch:
+                if doc.kind == "html" and html_via == "link":
+                    if site is None:
+                        site = LoopbackSite(doc.path.parent)
+                    arguments[site.url(doc.path.name)] = (doc, key)
+                else:
+                    arguments[str(doc.path)] = (doc, key)
+            started = time.perf_counter()
+            outcomes = ingest([item_for(a) for a in arguments], owner_id)
+            stats["ingest_seconds"] += time.perf_counter() - started
+            for argument, outcome in zip(arguments, outcomes):
+                doc, key = arguments[argument]
                 if outcome.status != "indexed" or outcome.document_id is None:
-                    stats["failed"].append(f"{doc.path.name}: {outcome.status}")
+                    stats["failed"].append(f"{doc.path.name}: {outcome.status} {outcome.reason or ''}")
                     continue
                 target = CACHE_DIR / "stores" / f"{key}.pkl"
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(pickle.dumps(dump_document(outcome.document_id)))
                 stats["ingested"] += 1
-            print(f"  {evalset.name}: ingested {min(start + batch, len(missing))}/{len(missing)} documents "
-                  f"({stats['seconds']:.0f} s)", flush=True)
-    return stats
+            print(f"  {evalset.name}: ingested {min(start + batch_size, len(missing))}/{len(missing)} "
+                  f"documents ({stats['ingest_seconds']:.0f} s)", flush=True)
+    finally:
+        if site is not None:
+            site.close()
 
 
 @contextmanager
-def contextlib_sites(folders: set[Path]) -> Iterator[dict[Path, str]]:
-    """One loopback site per folder of HTML pages to ingest as links."""
-    from contextlib import ExitStack
+def prefect_server() -> Iterator[None]:
+    """A temporary Prefect server for the ingest flow runs (as `grove ingest` would use)."""
+    from grove.prefect_server import PrefectServer
+    from tests.conftest import free_port
 
-    with ExitStack() as stack:
-        yield {folder: stack.enter_context(loopback_site(folder)) for folder in folders}
+    work = Path(tempfile.mkdtemp(prefix="grove-bench-prefect-"))
+    server = PrefectServer(home=work / "prefect", port=free_port())
+    server.start(timeout=180)
+    os.environ["PREFECT_API_URL"] = server.api_url
+    try:
+        yield
+    finally:
+        from prefect.logging.handlers import APILogWorker
+
+        APILogWorker.drain_all(timeout=10)
+        server.stop()
 
 
 @contextmanager
 def stores(names: Sequence[str], with_distractors: bool = False) -> Iterator[list[EvalSet]]:
     """A fresh embedded Postgres holding every named set's store (owner = EvalSet.owner)."""
     from bench.support import temporary_store
+    from grove.settings import reset_settings
 
     sets = load_sets(names, with_distractors)
+    os.environ["GROVE_ALLOW_LOOPBACK_URLS"] = "true"
+    reset_settings()
+    html_via = "file" if html_files_parse() else "link"
     with temporary_store():
         for evalset in sets:
-            stats = ingest_set(evalset)
+            stats = new_stats()
+            ingest_set(evalset, evalset.owner, html_via, stats)
             print(f"{evalset.name}: {len(evalset.questions)} questions, {len(evalset.docs)} documents "
-                  f"({stats['cached']} cached, {stats['ingested']} ingested in {stats['seconds']:.0f} s, "
-                  f"HTML via {stats['html_via']})" + (f"; failed: {stats['failed']}" if stats["failed"] else ""),
+                  f"({stats['cached']} cached, {stats['ingested']} ingested in {stats['ingest_seconds']:.0f} s, "
+                  f"HTML via {html_via})" + (f"; failed: {stats['failed']}" if stats["failed"] else ""),
                   flush=True)
         yield sets

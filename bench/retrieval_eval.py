@@ -42,9 +42,10 @@ chunks) found among the 30 first-stage candidates, averaged over questions. Per 
 also counts wins and losses between configurations that differ in one factor (chunking, first
 stage, reranker) by reciprocal rank, with a two-sided sign test.
 
-Ingested stores are cached in ``.grove/cache/retrieval-eval/`` as the rows the production path
-wrote, keyed by the document's sha256, the ingestion settings (chunking mode, sizes, model,
-dtype, windows) and a hash of the ingestion code (flows/ingest.py, the parsers, chunker,
+Ingested stores are cached in ``.grove/cache/retrieval-eval/`` (bench/eval_stores.py, the store and
+set machinery this bench shares with bench/search_gate.py and bench/answer_eval.py) as the rows the
+production path wrote, keyed by the document's sha256, the ingestion settings (chunking mode, sizes,
+model, dtype, windows) and a hash of the ingestion code (flows/ingest.py, the parsers, chunker,
 embedder, store): any change to them re-ingests. A cache hit loads the rows into the fresh
 Postgres, where the generated full-text columns and the indexes are built by Postgres as on insert.
 """
@@ -52,198 +53,35 @@ Postgres, where the generated full-text columns and the indexes are built by Pos
 from __future__ import annotations
 
 import argparse
-import functools
-import hashlib
-import http.server
-import json
 import math
 import os
-import pickle
-import re
 import statistics
-import tempfile
-import threading
 import time
-from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SETS_DIR = Path(__file__).resolve().parent / "sets"
-CACHE_DIR = PROJECT_ROOT / ".grove" / "cache" / "retrieval-eval"
-# The code a document passes through on its way into Postgres; its hash is part of the cache key.
-INGESTION_CODE = ("flows/ingest.py", "nodes/parse_files.py", "nodes/fetch_url.py", "nodes/chunk_document.py",
-                  "nodes/embedder.py", "nodes/document_store.py", "nodes/ingest_types.py", "nodes/html_text.py",
-                  "nodes/pdf_text.py", "chunking/*.py")
-INGESTION_SETTINGS = ("chunking", "chunk_target_chars", "chunk_overlap_chars", "late_window_tokens",
-                      "late_window_overlap_tokens", "embedding_model", "embedding_dtype",
-                      "embedding_max_tokens", "embedding_document_prompt", "embedding_document_title_prompt",
-                      "chunk_merge_chars", "chunk_context")
+from bench.eval_stores import (
+    SET_NAMES,
+    EvalSet,
+    Question,
+    StoredChunk,
+    html_files_parse,
+    ingest_set,
+    load_sets,
+    new_stats,
+    prefect_server,
+    relevant,
+    stored_chunks,
+)
+
 CANDIDATES, TOP_K = 30, 10
-SET_NAMES = ("texlive", "gimp", "debian")
 CHUNKINGS = ("late", "naive")
 FIRST_STAGES = ("vector", "hybrid")
 RERANKERS = ("none", "bm25-fusion")
-INGEST_BATCH = 40
-
-_WS = re.compile(r"\s+")
-
-
-def normalise(text: str) -> str:
-    """The sets' matching rule: soft hyphens dropped, whitespace runs (no-break ones too) → one space."""
-    return _WS.sub(" ", text.replace("\u00ad", "")).strip()
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-# --------------------------------------------------------------------------- sets
-
-
-@dataclass
-class Doc:
-    """One document to ingest: a local file (PDF, text, HTML) with its sha256."""
-
-    path: Path
-    sha256: str
-    kind: str  # "file" | "html"
-
-
-@dataclass
-class Question:
-    id: str
-    text: str
-    needles: list[str] = field(default_factory=list)  # needle sets
-    answer: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # debian: doc name → spans
-
-
-@dataclass
-class EvalSet:
-    name: str
-    docs: list[Doc]
-    questions: list[Question]
-    # debian: normalised text of each ingested document, to locate chunks in it
-    texts: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def needle_based(self) -> bool:
-        return not self.texts
-
-
-def verify_frozen_sets() -> None:
-    """sha256 of each set's JSON against SHA256SUMS; a mismatch stops the bench."""
-    for line in (SETS_DIR / "SHA256SUMS").read_text().splitlines():
-        if not line.strip():
-            continue
-        expected, name = line.split(maxsplit=1)
-        actual = sha256_file(SETS_DIR / name.strip().lstrip("*"))
-        if actual != expected:
-            raise SystemExit(f"bench/sets/{name}: sha256 {actual} does not match SHA256SUMS ({expected}); "
-                             "the frozen sets must not be edited — refusing to run")
-
-
-def load_needle_set(file_name: str, name: str) -> EvalSet:
-    data = json.loads((SETS_DIR / file_name).read_text(encoding="utf-8"))
-    docs = []
-    for entry in data["documents"]:
-        path = Path(entry["path"])
-        if not path.exists():
-            raise SystemExit(f"{path} is missing: see bench/sets/README.md, 'Install the documents'")
-        actual = sha256_file(path)
-        if actual != entry["sha256"]:
-            raise SystemExit(f"{path}: sha256 {actual} is not the one {file_name} was written for "
-                             f"({entry['sha256']}); refusing to run")
-        docs.append(Doc(path, actual, "html" if entry["format"] == "html" else "file"))
-    questions = [Question(q["id"], q["question"], needles=[normalise(n) for n in q["needles"]])
-                 for q in data["questions"]]
-    return EvalSet(name, docs, questions)
-
-
-def load_debian_set() -> EvalSet:
-    """bench/datasets.py's set as text files (one per source file) and answer spans in them."""
-    from bench.datasets import load_ru_eval
-
-    data = load_ru_eval()
-    groups: dict[str, list[int]] = defaultdict(list)
-    for index, passage in enumerate(data.passages):
-        groups[passage.source.split("#", 1)[0]].append(index)
-    folder = CACHE_DIR / "debian-docs"
-    folder.mkdir(parents=True, exist_ok=True)
-    docs, texts = [], {}
-    where: dict[str, tuple[str, int, int]] = {}  # passage id → (file name, start, end) in normalised text
-    for source, indexes in groups.items():
-        name = re.sub(r"[^\w.-]+", "_", source) + ".txt"
-        path = folder / name
-        body = "\n\n".join(data.passages[i].text for i in indexes) + "\n"
-        if not path.exists() or path.read_text(encoding="utf-8") != body:
-            path.write_text(body, encoding="utf-8")
-        pieces, cursor = [], 0
-        for i in indexes:
-            piece = normalise(data.passages[i].text)
-            where[data.passages[i].id] = (name, cursor, cursor + len(piece))
-            pieces.append(piece)
-            cursor += len(piece) + 1
-        texts[name] = " ".join(pieces)
-        docs.append(Doc(path, sha256_file(path), "file"))
-    questions = []
-    for query in data.queries:
-        answer: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        for pid in query.relevant_ids:
-            name, start, end = where[pid]
-            answer[name].append((start, end))
-        questions.append(Question(query.id, query.text, answer=dict(answer)))
-    return EvalSet("debian", docs, questions, texts)
-
-
-def load_sets(names: Sequence[str]) -> list[EvalSet]:
-    verify_frozen_sets()
-    loaders: dict[str, Callable[[], EvalSet]] = {
-        "texlive": lambda: load_needle_set("texlive_pdf_ru.json", "texlive"),
-        "gimp": lambda: load_needle_set("gimp_html_ru.json", "gimp"),
-        "debian": load_debian_set,
-    }
-    return [loaders[name]() for name in names]
 
 
 # --------------------------------------------------------------------------- relevance
-
-
-@dataclass
-class StoredChunk:
-    id: int
-    doc_name: str
-    text: str
-    normalised: str
-    span: tuple[int, int] | None = None  # debian: where it lies in its document's normalised text
-
-
-def locate(chunk: StoredChunk, texts: dict[str, str]) -> None:
-    text = texts.get(chunk.doc_name)
-    if text is None:
-        return
-    start = text.find(chunk.normalised)
-    if start >= 0:
-        chunk.span = (start, start + len(chunk.normalised))
-
-
-def relevant(question: Question, chunk: StoredChunk) -> bool:
-    if question.needles:
-        return any(needle in chunk.normalised for needle in question.needles)
-    spans = question.answer.get(chunk.doc_name)
-    if not spans or chunk.span is None:
-        return False
-    start, end = chunk.span
-    overlap = sum(max(0, min(end, b) - max(start, a)) for a, b in spans)
-    answer_length = sum(b - a for a, b in spans)
-    return overlap >= 0.5 * min(end - start, answer_length)
 
 
 def recall_units(question: Question, chunks: Sequence[StoredChunk], store: Sequence[StoredChunk]) -> float:
@@ -255,179 +93,6 @@ def recall_units(question: Question, chunks: Sequence[StoredChunk], store: Seque
     if not wanted:
         return 0.0
     return len(wanted & {c.id for c in chunks}) / len(wanted)
-
-
-# --------------------------------------------------------------------------- ingestion
-
-
-def code_fingerprint() -> str:
-    digest = hashlib.sha256()
-    for pattern in INGESTION_CODE:
-        for path in sorted(PROJECT_ROOT.glob(pattern)):
-            digest.update(path.relative_to(PROJECT_ROOT).as_posix().encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-def cache_key(doc: Doc, via: str) -> str:
-    from grove.settings import get_settings
-
-    settings = get_settings()
-    values = {name: str(getattr(settings, name)) for name in INGESTION_SETTINGS}
-    payload = json.dumps([doc.sha256, doc.path.name, via, values, code_fingerprint()], sort_keys=True)
-    return hashlib.sha256(payload.encode()).hexdigest()[:24]
-
-
-def _columns(conn: Any, table: str, skip: set[str]) -> list[str]:
-    rows = conn.execute(
-        "select column_name from information_schema.columns"
-        " where table_schema = 'public' and table_name = %s and is_generated = 'NEVER'"
-        " and is_identity = 'NO' order by ordinal_position", (table,)).fetchall()
-    return [r["column_name"] for r in rows if r["column_name"] not in skip]
-
-
-def dump_document(document_id: int) -> dict[str, Any]:
-    """The rows the production path wrote for one document (not ids, not generated columns)."""
-    from grove.db import transaction
-
-    with transaction() as conn:
-        doc_columns = _columns(conn, "documents", {"created_at"})
-        chunk_columns = _columns(conn, "document_chunks", {"document_id", "created_at"})
-        document = conn.execute(f"select {', '.join(doc_columns)} from documents where id = %s",
-                                (document_id,)).fetchone()
-        chunks = conn.execute(f"select {', '.join(chunk_columns)} from document_chunks"
-                              " where document_id = %s order by position", (document_id,)).fetchall()
-    return {"document": dict(document), "chunks": [dict(c) for c in chunks]}
-
-
-def load_document(dump: dict[str, Any], owner_id: int) -> None:
-    """Insert cached rows for `owner_id` (Postgres computes the generated columns as on ingest)."""
-    from psycopg.types.json import Jsonb
-
-    from grove.db import transaction
-
-    with transaction() as conn:
-        document = {**dump["document"], "owner_id": owner_id}
-        keys = list(document)
-        document_id = conn.execute(
-            f"insert into documents ({', '.join(keys)}) values ({', '.join(['%s'] * len(keys))}) returning id",
-            [Jsonb(v) if isinstance(v, dict) else v for v in document.values()]).fetchone()["id"]
-        if not dump["chunks"]:
-            return
-        keys = ["document_id", *dump["chunks"][0].keys()]
-        with conn.cursor().copy(f"copy document_chunks ({', '.join(keys)}) from stdin") as copy:
-            for chunk in dump["chunks"]:
-                row = {**chunk, "owner_id": owner_id}
-                copy.write_row([document_id, *(_copy_value(v) for v in row.values())])
-
-
-def _copy_value(value: Any) -> Any:
-    from nodes.document_store import vector_text
-
-    if hasattr(value, "shape"):  # a pgvector column read back as numpy
-        return vector_text(value)
-    if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False)
-    return value
-
-
-class LoopbackSite:
-    """A folder served on 127.0.0.1 (the link path refuses loopback unless the setting allows it)."""
-
-    def __init__(self, folder: Path) -> None:
-        handler = functools.partial(_QuietHandler, directory=str(folder))
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def url(self, name: str) -> str:
-        return f"http://127.0.0.1:{self.server.server_port}/{name}"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        pass
-
-
-def html_files_parse() -> bool:
-    """Whether the file parsers accept an .html file (another change may add an HTML parser)."""
-    from nodes.ingest_types import IngestError
-    from nodes.parse_files import parse_file
-
-    with tempfile.TemporaryDirectory() as folder:
-        probe = Path(folder) / "probe.html"
-        probe.write_text("<html><head><title>t</title></head><body><p>Проверка разбора HTML.</p></body></html>",
-                         encoding="utf-8")
-        try:
-            parse_file(str(probe), probe.name, "text/html")
-        except IngestError:
-            return False
-    return True
-
-
-def ingest_set(evalset: EvalSet, owner_id: int, html_via: str, stats: dict[str, Any]) -> None:
-    """Every document of the set for this owner: from the cache, or through the ingest flow."""
-    from flows.ingest import ingest
-    from grove.ingest_cli import item_for
-
-    via = {"html": html_via, "file": "file"}
-    missing: list[tuple[Doc, str]] = []
-    for doc in evalset.docs:
-        key = cache_key(doc, via[doc.kind])
-        path = CACHE_DIR / "stores" / f"{key}.pkl"
-        if path.exists():
-            load_document(pickle.loads(path.read_bytes()), owner_id)
-            stats["cached"] += 1
-        else:
-            missing.append((doc, key))
-    site = None
-    try:
-        for start in range(0, len(missing), INGEST_BATCH):
-            batch = missing[start:start + INGEST_BATCH]
-            arguments = {}
-            for doc, key in batch:
-                if doc.kind == "html" and html_via == "link":
-                    if site is None:
-                        site = LoopbackSite(doc.path.parent)
-                    arguments[site.url(doc.path.name)] = (doc, key)
-                else:
-                    arguments[str(doc.path)] = (doc, key)
-            started = time.perf_counter()
-            outcomes = ingest([item_for(a) for a in arguments], owner_id)
-            stats["ingest_seconds"] += time.perf_counter() - started
-            for argument, outcome in zip(arguments, outcomes):
-                doc, key = arguments[argument]
-                if outcome.status != "indexed" or outcome.document_id is None:
-                    stats["failed"].append(f"{doc.path.name}: {outcome.status} {outcome.reason or ''}")
-                    continue
-                target = CACHE_DIR / "stores" / f"{key}.pkl"
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(pickle.dumps(dump_document(outcome.document_id)))
-                stats["ingested"] += 1
-            print(f"  {evalset.name}: ingested {min(start + INGEST_BATCH, len(missing))}/{len(missing)} "
-                  f"documents ({stats['ingest_seconds']:.0f} s)", flush=True)
-    finally:
-        if site is not None:
-            site.close()
-
-
-def stored_chunks(evalset: EvalSet, owner_id: int) -> list[StoredChunk]:
-    from grove.db import transaction
-
-    with transaction() as conn:
-        rows = conn.execute(
-            "select c.id, c.chunk_text, d.source_identifier from document_chunks c"
-            " join documents d on d.id = c.document_id where c.owner_id = %s and c.is_active",
-            (owner_id,)).fetchall()
-    chunks = [StoredChunk(r["id"], Path(r["source_identifier"]).name, r["chunk_text"],
-                          normalise(r["chunk_text"])) for r in rows]
-    for chunk in chunks:
-        locate(chunk, evalset.texts)
-    return chunks
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -497,25 +162,6 @@ def compare(a: dict[str, Outcome], b: dict[str, Outcome]) -> tuple[int, int, int
 # --------------------------------------------------------------------------- running
 
 
-@contextmanager
-def prefect_server() -> Iterator[None]:
-    """A temporary Prefect server for the ingest flow runs (as `grove ingest` would use)."""
-    from grove.prefect_server import PrefectServer
-    from tests.conftest import free_port
-
-    work = Path(tempfile.mkdtemp(prefix="grove-bench-prefect-"))
-    server = PrefectServer(home=work / "prefect", port=free_port())
-    server.start(timeout=180)
-    os.environ["PREFECT_API_URL"] = server.api_url
-    try:
-        yield
-    finally:
-        from prefect.logging.handlers import APILogWorker
-
-        APILogWorker.drain_all(timeout=10)
-        server.stop()
-
-
 def use_chunking(mode: str) -> None:
     from grove.settings import reset_settings
 
@@ -555,7 +201,7 @@ def main() -> None:
 
     os.environ["GROVE_ALLOW_LOOPBACK_URLS"] = "true"
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
-    sets = load_sets([s for s in args.sets.split(",") if s])
+    sets = load_sets([s for s in args.sets.split(",") if s], with_distractors=True)
     chunkings = [c for c in args.chunking.split(",") if c]
     from bench.support import temporary_store
 
@@ -569,7 +215,7 @@ def run(args: argparse.Namespace, sets: list[EvalSet], chunkings: list[str]) -> 
     html_via = args.html_via
     if html_via == "auto":
         html_via = "file" if html_files_parse() else "link"
-    stats: dict[str, Any] = {"cached": 0, "ingested": 0, "failed": [], "ingest_seconds": 0.0}
+    stats = new_stats()
     stores: dict[tuple[str, str], list[StoredChunk]] = {}
     for set_index, evalset in enumerate(sets):
         for chunking in chunkings:
