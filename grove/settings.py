@@ -200,17 +200,18 @@ class Settings(BaseSettings):
         default="vector",
         description=(
             "hybrid: HNSW and Postgres full-text search fused by reciprocal rank in one query; "
-            "vector: HNSW alone. Chosen by bench/retrieval_eval.py (bench/README.md)."
+            "vector: HNSW alone. hybrid won on the natural-question sets but lost on the Debian set, so the "
+            "default is vector (bench/retrieval_eval.py, bench/README.md)."
         ),
     )
     retrieval_candidates: int = 30
     retrieval_top_k: int = 10
     hnsw_ef_search: int = 100
     reranker: str = Field(
-        default="none",
+        default="bm25-fusion",
         description=(
             "none, bm25-fusion, late-interaction, or a CrossEncoder model (path or hub id). "
-            "No offline stage beat plain vector order in bench/rerank_eval.py, so none is the default."
+            "bm25-fusion gave the best mean MRR@10 and hit@10 over the three sets of bench/retrieval_eval.py."
         ),
     )
     search_gate_score: str = Field(
@@ -272,7 +273,14 @@ class Settings(BaseSettings):
     planner_search_top_k: int = 5
 
     # --- ingestion -----------------------------------------------------------
-    chunking: Literal["late", "naive"] = "late"
+    chunking: Literal["late", "naive"] = Field(
+        default="naive",
+        description=(
+            "naive: each chunk embedded on its own (with its title and heading path); late: chunk vectors "
+            "pooled from the whole document's token embeddings. naive retrieved better on all three Russian "
+            "sets of bench/retrieval_eval.py (bench/README.md)."
+        ),
+    )
     chunk_target_chars: int = 1000
     chunk_overlap_chars: int = 200
     chunk_merge_chars: int = Field(

@@ -119,14 +119,15 @@ def test_embed_chunks_late_and_naive(patched_env: pytest.MonkeyPatch) -> None:
     embedder = get_embedder()
     chunks = chunk_text(TEXT, target_chars=80, overlap_chars=0)
     assert len(chunks) == 3
-    late = embedder.embed_chunks(TEXT, chunks)  # settings default: late
+    late = embedder.embed_chunks(TEXT, chunks, mode="late")
     naive = embedder.embed_chunks(TEXT, chunks, mode="naive")
     assert late.shape == naive.shape == (3, 768)
     assert np.allclose(naive, embedder.embed_documents([c.text for c in chunks]), atol=1e-3)
     assert not np.allclose(late, naive, atol=1e-2)
-    patched_env.setenv("GROVE_CHUNKING", "naive")
-    reset_settings()
-    assert np.allclose(embedder.embed_chunks(TEXT, chunks), naive, atol=1e-3)
+    for mode, vectors in (("naive", naive), ("late", late)):  # the setting picks the mode
+        patched_env.setenv("GROVE_CHUNKING", mode)
+        reset_settings()
+        assert np.allclose(embedder.embed_chunks(TEXT, chunks), vectors, atol=1e-3)
     with pytest.raises(ValueError, match="does not match"):
         embedder.embed_chunks(TEXT + " ", [Chunk(1, 5, "xxxx", 0, 1)])
     assert embedder.count_tokens("") == 0
@@ -135,14 +136,14 @@ def test_embed_chunks_late_and_naive(patched_env: pytest.MonkeyPatch) -> None:
 
 def test_prefect_tasks_return_plain_lists() -> None:
     chunks = chunk_text(TEXT, target_chars=80, overlap_chars=0)
-    vectors = embed_chunks.fn(TEXT, chunks)
+    vectors = embed_chunks.fn(TEXT, chunks, "late")
     query = embed_query.fn("Когда созревает антоновка?")
     docs = embed_documents.fn(["Антоновка созревает в сентябре."])
     assert len(vectors) == 3 and all(len(v) == 768 for v in vectors)
     assert len(query) == 768 and len(docs) == 1
     json.dumps({"chunks": vectors, "query": query, "docs": docs})  # serialisable results
     scores = np.asarray(vectors) @ np.asarray(query)
-    assert int(np.argmax(scores)) == 1  # "Этот сорт созревает ..." answers the query
+    assert int(np.argmax(scores)) == 1  # "Этот сорт созревает ..." answers the query (late: "этот сорт" is known)
 
 
 @pytest.mark.parametrize(
