@@ -219,10 +219,11 @@ class Settings(BaseSettings):
         description="What the local model's search gate scores (nodes/search_gate.py GATE_SCORES).",
     )
     search_gate_threshold: float = Field(
-        default=0.5,
+        default=0.575,
         description=(
             "The local model answers from the fragments when the gate's score passes this "
-            "(for `distance`: the best fragment's cosine distance is at most this); bench/search_gate.py."
+            "(for `distance`: the best fragment's cosine distance is at most this); the best mean of "
+            "(own questions passing − other questions passing) over three sets in bench/search_gate.py."
         ),
     )
     search_followup_words: int = Field(
