@@ -147,6 +147,19 @@ def fitted_history(question: str, history: list[ChatMessage], policy: TurnPolicy
     return newest_pairs_within(history, prompt_room(tools) - fixed)
 
 
+def fit_fragments(fixed: int, costs: list[int], history: list[ChatMessage],
+                  fragments: list[Fragment]) -> tuple[Any, list[Fragment]]:
+    """Fragments (in rank order) and history fitted into the window beside `fixed` tokens; when not
+    even the first fragment fits whole, it is cut to the room left."""
+    fit = fit_items(fixed, costs, history)
+    shown = fragments[:fit.whole]
+    if fit.cut_to is not None:
+        first = fragments[0]
+        cut = truncate_to_tokens(first.text, fit.cut_to - (costs[0] - count_tokens(first.text)))
+        shown = [first.model_copy(update={"text": cut})]
+    return fit, shown
+
+
 def with_fragments(question: str, history: list[ChatMessage], policy: TurnPolicy, call_id: str,
                    query: str, fragments: list[Fragment]) -> tuple[list[dict[str, Any]], list[Fragment]]:
     """The second request and the fragments it shows: fragments in rank order and history, fitted together.
@@ -156,12 +169,7 @@ def with_fragments(question: str, history: list[ChatMessage], policy: TurnPolicy
     fixed = request_tokens(build_messages(question, [], policy) + tool_messages(call_id, query, fragments[:0]))
     costs = [count_tokens(json.dumps(fragment_entry(n, f), ensure_ascii=False)) + 2
              for n, f in enumerate(fragments, 1)]
-    fit = fit_items(fixed, costs, history)
-    shown = fragments[:fit.whole]
-    if fit.cut_to is not None:
-        first = fragments[0]
-        cut = truncate_to_tokens(first.text, fit.cut_to - (costs[0] - count_tokens(first.text)))
-        shown = [first.model_copy(update={"text": cut})]
+    fit, shown = fit_fragments(fixed, costs, history, fragments)
     return build_messages(question, fit.history, policy) + tool_messages(call_id, query, shown), shown
 
 
@@ -172,12 +180,7 @@ def local_messages(question: str, history: list[ChatMessage], policy: TurnPolicy
                             {"role": "user", "content": question}])
     fixed += count_tokens(parts()["facts_header"]) + 2 if fragments else 0
     costs = [count_tokens(f"[{n}] ({f.source_label()}) «{f.text}»") + 1 for n, f in enumerate(fragments, 1)]
-    fit = fit_items(fixed, costs, history)
-    shown = fragments[:fit.whole]
-    if fit.cut_to is not None:
-        first = fragments[0]
-        cut = truncate_to_tokens(first.text, fit.cut_to - (costs[0] - count_tokens(first.text)))
-        shown = [first.model_copy(update={"text": cut})]
+    fit, shown = fit_fragments(fixed, costs, history, fragments)
     messages: list[dict[str, Any]] = [{"role": "system", "content": local_system_prompt(policy, shown)}]
     messages += [{"role": m.role, "content": m.content} for m in fit.history]
     messages.append({"role": "user", "content": question})
