@@ -19,10 +19,17 @@ and system questions never are. Every model answer is checked first
 something else — is replaced by a quote of the knowledge base or a plain «нет ответа»,
 and is never queued for moderation.
 
-With the small local model, a question whose culture is unclear is not answered from
-general knowledge (that is where it wrote a looping list about human meals): the
-general part of the library is searched, and when it has nothing, the profile's
-clarifying question is asked without a model call.
+A question whose culture is unclear is first searched in the general part of the
+library («общая информация»). When it has nothing, the small local model does not answer
+from general knowledge (that is where it wrote a looping list about human meals): the
+profile's clarifying question is asked without a model call.
+
+Retrieval and sources follow seed 002 with the corrections of `nodes.unified_retrieve`
+(no other crop's approved pairs, the general culture beside the exact one, distance-first
+merge). The history in a prompt is the topic's own, and none when an approved pair
+matched. Only real answers reach the moderation queue (`queue_refusal`), without their
+source block; the stall guard's way out is an honest «не могу определить культуру» with
+the crops as buttons, never the same question again.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from grove.observe import artifact, flow, run_logger
 from pydantic import BaseModel, Field
 
 from flows import texts
+from grove.messages import Button
 from grove.settings import get_settings
 from nodes.chat_history import ChatMessage, load_history
 from nodes.answer_prompt import TEMPLATE
@@ -76,6 +84,7 @@ class ConsultationAnswer(BaseModel):
     degenerate: list[str] = Field(default_factory=list, description="checks the model's draft failed")
     fallback: bool = Field(default=False, description="the draft was replaced; such answers are never queued")
     failure: str | None = Field(default=None, description="why no answer could be given (the run fails)")
+    buttons: list[list[Button]] = Field(default_factory=list, description="inline buttons under the reply")
 
     @property
     def failed(self) -> bool:
@@ -84,6 +93,7 @@ class ConsultationAnswer(BaseModel):
 
 class _Asked(BaseModel):
     text: str = ""
+    body: str = Field(default="", description="the answer without its source block (what moderation sees)")
     snippets: list[Snippet] = Field(default_factory=list)
     trace: list[str] = Field(default_factory=list)
     signals: list[str] = Field(default_factory=list)
@@ -103,13 +113,14 @@ def library_snippets(profile: DomainProfile, culture: str, mode: Mode, text: str
     """Tier 1 and tier 2 for the question: the culture's own (grounded) or the library's general part."""
     subcategory = culture if mode == "grounded" else profile.fallback_subcategory
     retrieval = retrieve_unified_snippets(profile.category, subcategory, profile.general_subcategory(subcategory),
-                                          embed_query(text))
+                                          embed_query(text), profile.family(subcategory))
     return retrieval.snippets, retrieval.trace
 
 
 def _fitted(profile: DomainProfile, text: str, culture: str, mode: Mode, snippets: list[Snippet],
             history: list[ChatMessage], policy: TurnPolicy) -> tuple[list[Snippet], list[ChatMessage]]:
-    """Fragments in (tier, distance) order and the newest history pairs that fit the model's window.
+    """Fragments in retrieval order (distance first, see nodes.unified_retrieve) and the newest
+    history pairs that fit the model's window.
 
     Fragments stop at `consultation_fragment_tokens`; history keeps at least a share of the room
     (`nodes.context_window`).
@@ -130,12 +141,15 @@ def _fitted(profile: DomainProfile, text: str, culture: str, mode: Mode, snippet
 def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: Mode,
                          user_id: int, session_id: str, search_text: str | None = None,
                          signals: list[Signal] | None = None,
-                         retrieved: tuple[list[Snippet], list[str]] | None = None) -> _Asked:
+                         retrieved: tuple[list[Snippet], list[str]] | None = None,
+                         topic_id: int | None = None) -> _Asked:
     """`ask_consultation_llm` of seed 000: retrieval unless clarifying, the one template, one completion.
 
     `search_text` is what is embedded for retrieval when it differs from the user's words
     (a follow-up is searched together with the question it follows); `retrieved` is a
-    retrieval already made (snippets, trace). The draft is checked before it is returned.
+    retrieval already made (snippets, trace). The history is the topic's own (`topic_id`),
+    and none at all when an approved pair matched: the model then follows the pair, not an
+    earlier reply it would otherwise repeat. The draft is checked before it is returned.
     """
     settings = get_settings()
     snippets: list[Snippet] = []
@@ -144,7 +158,11 @@ def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: 
         snippets, trace = retrieved
     elif mode != "clarify":
         snippets, trace = library_snippets(profile, culture, mode, search_text or text)
-    history = load_history(user_id, session_id, pairs=settings.history_pairs)
+    history = load_history(user_id, session_id, pairs=settings.history_pairs, topic_id=topic_id)
+    approved = any(s.source_type == "qa" for s in snippets)
+    if approved:
+        history = []
+        trace.append("есть одобренный ответ: история темы в запрос не передаётся")
     policy = prepare_turn(text, history, signals)
     snippets, history = _fitted(profile, text, culture, mode, snippets, history, policy)
     style = _style()
@@ -160,7 +178,7 @@ def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: 
     decoding = answer_decoding()
     try:
         reply = ask(messages, decoding=decoding)
-        if needs_regeneration(reply.content, policy):
+        if not approved and needs_regeneration(reply.content, policy):
             policy = with_repetition_signal(policy)
             messages[0] = {"role": "system", "content": prompt()}
             reply = ask(messages, decoding=decoding)
@@ -175,25 +193,50 @@ def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: 
                            no_answer=texts.CONSULTATION_NO_ANSWER)
     answer = checked.text or "Не удалось сформулировать ответ."
     block = source_block(snippets, checked.used)
+    if not checked.text:
+        checked = checked.model_copy(update={"text": answer, "fallback": True})
     answer = f"{answer}\n\n{block}" if block else answer
     if checked.fallback:
         trace.append(f"draft failed {', '.join(checked.degenerate)}: fallback shown, not queued")
-    return _Asked(text=answer, snippets=snippets, trace=trace, signals=policy.signal_names,
+    return _Asked(text=answer, body=checked.text, snippets=snippets, trace=trace, signals=policy.signal_names,
                   guards=policy.guards, degenerate=checked.degenerate, fallback=checked.fallback)
 
 
+def queue_refusal(profile: DomainProfile, question: str, culture: str, asked: _Asked) -> str | None:
+    """Why an answer must not reach the moderation queue, or None when it may.
+
+    An admin approving what is queued turns it into tier 1 for everyone, so only real
+    answers go: not a replaced draft (a quote or «нет ответа»), not a question back to
+    the user, not a question outside the profile's domain.
+    """
+    if asked.fallback:
+        return "ответ заменён (черновик не прошёл проверки)"
+    if is_clarification_question(asked.body):
+        return "это вопрос пользователю, а не ответ"
+    if not (asked.snippets or profile.in_domain(question, culture)):
+        return "вопрос вне темы профиля"
+    return None
+
+
 def _final(profile: DomainProfile, context: ConsultationContext, question: str, culture: str,
-           asked: _Asked, signals: list[str], guards: list[str] | None = None) -> ConsultationAnswer:
+           asked: _Asked, signals: list[str], guards: list[str] | None = None,
+           root: str | None = None) -> ConsultationAnswer:
+    """A final answer: logged in the topic's history, queued for moderation when it passes
+    `queue_refusal` — a follow-up together with its `root` question, the answer without its block."""
     signals = list(dict.fromkeys(signals + asked.signals))
     guards = list(dict.fromkeys((guards or []) + asked.guards))
     if asked.failed:
         return ConsultationAnswer(text=texts.CONSULTATION_APOLOGY, kind="failed", culture=culture,
                                   question=question, trace=asked.trace, signals=signals, guards=guards,
                                   failure=asked.failure)
-    # A replaced draft (quote or «нет ответа») is logged but never queued: it is not an answer to approve.
+    refusal = queue_refusal(profile, question, culture, asked)
+    if refusal:
+        asked.trace.append(f"не в очередь модерации: {refusal}")
     moderation_id = finish_turn(context.user_id, context.session_id, context.topic_id, question, asked.text,
-                                culture, profile.category, queue=not asked.fallback,
-                                keep=2 * get_settings().history_pairs)
+                                culture, profile.category, queue=refusal is None,
+                                keep=2 * get_settings().history_pairs,
+                                queued_question=f"{root}\n(уточнение: {question})" if root else None,
+                                queued_answer=asked.body)
     return ConsultationAnswer(text=asked.text, kind="answer", culture=culture, question=question,
                               snippets=asked.snippets, trace=asked.trace, moderation_id=moderation_id,
                               signals=signals, guards=guards, degenerate=asked.degenerate,
@@ -209,6 +252,28 @@ def _ask_culture(profile: DomainProfile, context: ConsultationContext, signals: 
     return ConsultationAnswer(text=question, kind="clarification", culture=context.culture,
                               question=context.root_question, trace=trace,
                               signals=signals + ["clarify:no_snippets"])
+
+
+def _cannot_tell(profile: DomainProfile, context: ConsultationContext, question: str, culture: str,
+                 signals: list[str], trace: list[str]) -> ConsultationAnswer:
+    """The stall guard's honest way out: the crop cannot be told, here are the crops as buttons.
+
+    Asking the same question a fourth time, or queuing it as a final answer, is what the
+    small model's "best general answer" did. A button press comes back as the crop's name,
+    which the waiting clarification classifies like a typed answer.
+    """
+    save_state(context.user_id, "waiting_clarification_answer",
+               context.model_copy(update={"root_question": question}), 0)
+    log_turn(context.user_id, context.session_id, context.topic_id, question, texts.CONSULTATION_CANNOT_TELL)
+    buttons = [[Button(label=name, data=f"culture:{name}") for name in row]
+               for row in _rows(list(profile.crops), 3)]
+    return ConsultationAnswer(text=texts.CONSULTATION_CANNOT_TELL, kind="clarification", culture=culture,
+                              question=question, trace=trace, signals=signals, guards=["stall"],
+                              buttons=buttons)
+
+
+def _rows(items: list[str], width: int) -> list[list[str]]:
+    return [items[i:i + width] for i in range(0, len(items), width)]
 
 
 def _variety_question(profile: DomainProfile, context: ConsultationContext, turns: int,
@@ -239,7 +304,7 @@ def _current_topic(profile: DomainProfile, question: str, user_id: int, session_
 def new_question(profile: DomainProfile, question: str, user_id: int, session_id: str) -> ConsultationAnswer:
     topic, followup = _current_topic(profile, question, user_id, session_id)
     signals = ["followup"] if followup else []
-    search_text = None
+    search_text = previous = None
     if followup:
         culture = topic.culture or profile.unclear[0]
         previous = last_question(topic.id)
@@ -256,19 +321,22 @@ def new_question(profile: DomainProfile, question: str, user_id: int, session_id
     if case == "specific":
         return _final(profile, context, question, culture,
                       ask_consultation_llm(profile, question, culture, "grounded", user_id, session_id,
-                                           search_text, [Signal(name="followup")] if followup else None),
-                      signals=signals)
-    if current_endpoint().is_local:
-        # A small model answering an unclear question from general knowledge loops and drifts;
-        # the general part of the library may answer it, otherwise the culture is asked for.
-        snippets, trace = library_snippets(profile, culture, "best_general", search_text or question)
-        if not snippets:
-            return _ask_culture(profile, context, signals, trace)
+                                           search_text, [Signal(name="followup")] if followup else None,
+                                           topic_id=topic.id),
+                      signals=signals, root=previous if followup else None)
+    # An unclear question is first searched in the library's general part («общая информация»):
+    # a documented answer beats a question back. With nothing there, the small local model asks
+    # the profile's question without a call (answering from general knowledge, it looped and
+    # drifted); a remote model may ask its own clarifying question or answer (seed 000, CASE 1).
+    snippets, trace = library_snippets(profile, culture, "best_general", search_text or question)
+    if snippets:
         return _final(profile, context, question, culture,
                       ask_consultation_llm(profile, question, culture, "grounded", user_id, session_id,
-                                           retrieved=(snippets, trace)),
+                                           retrieved=(snippets, trace), topic_id=topic.id),
                       signals=signals)
-    asked = ask_consultation_llm(profile, question, culture, "clarify", user_id, session_id)
+    if current_endpoint().is_local:
+        return _ask_culture(profile, context, signals, trace)
+    asked = ask_consultation_llm(profile, question, culture, "clarify", user_id, session_id, topic_id=topic.id)
     if not asked.failed and is_clarification_question(asked.text):
         save_state(user_id, "waiting_clarification_answer", context, 1)
         log_turn(user_id, session_id, topic.id, question, asked.text)
@@ -289,7 +357,8 @@ def variety_answer(profile: DomainProfile, state: ConsultationState, answer: str
     if context.topic_id is not None:
         set_topic_culture(context.topic_id, culture)
     question = f"{context.root_question} ({answer})"
-    asked = ask_consultation_llm(profile, question, culture, "grounded", context.user_id, context.session_id)
+    asked = ask_consultation_llm(profile, question, culture, "grounded", context.user_id, context.session_id,
+                                 topic_id=context.topic_id)
     return _final(profile, context, question, culture, asked, signals=signals)
 
 
@@ -307,12 +376,15 @@ def clarification_answer(profile: DomainProfile, state: ConsultationState, answe
         moved = context.model_copy(update={"culture": culture, "root_question": combined})
         return _variety_question(profile, moved, state.turns + 1, signals)
     if case == "specific":
-        asked = ask_consultation_llm(profile, combined, culture, "grounded", context.user_id, context.session_id)
+        asked = ask_consultation_llm(profile, combined, culture, "grounded", context.user_id, context.session_id,
+                                     topic_id=context.topic_id)
         return _final(profile, context, combined, culture, asked, signals=signals)
     if state.turns >= get_settings().consultation_max_clarifications:
         # Stall guard: the user has been asked enough; answer as well as possible and leave the loop.
         asked = ask_consultation_llm(profile, combined, culture, "best_general", context.user_id,
-                                     context.session_id)
+                                     context.session_id, topic_id=context.topic_id)
+        if asked.failed or asked.fallback or is_clarification_question(asked.body):
+            return _cannot_tell(profile, context, combined, culture, signals, asked.trace)
         return _final(profile, context, combined, culture, asked, signals=signals, guards=["stall"])
     # Unlike the seed (state unchanged), the answers accumulate: each one may carry a hint.
     save_state(context.user_id, "waiting_clarification_answer",

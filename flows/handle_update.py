@@ -61,7 +61,17 @@ def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
             answer = chat(update.text, update.user_id, state.session_id)
     if answer.failed and (run := current_run()) is not None:
         run.fail(answer.failure or "no answer: the user got an apology")
-    return _say(update, Reply(chat_id=update.chat_id, text=answer.text))
+    return _say(update, Reply(chat_id=update.chat_id, text=answer.text, buttons=getattr(answer, "buttons", [])))
+
+
+def culture_button(update: IncomingUpdate) -> list[Reply]:
+    """A crop chosen with a button under «не могу определить культуру»: answered as if typed."""
+    answer_callback(update.origin, update.callback_id)
+    state = read_user_state(update.user_id)
+    if state is None or state.current_mode != "chat" or active_profile() is None:
+        return _say(update, menu(update.chat_id, texts.NO_MODE_YET))
+    crop = (update.callback_data or "").split(":", 1)[1]
+    return chat_branch(update.model_copy(update={"text": crop, "callback_data": None}), state)
 
 
 def documents_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
@@ -137,6 +147,8 @@ def handle_update(update: IncomingUpdate) -> list[Reply]:
         return moderation(update)
     if update.command == "clean_chat" or update.callback_data == "clean_chat":
         return clean_chat_history(update)
+    if (update.callback_data or "").startswith("culture:"):
+        return culture_button(update)
     if update.command in MENU_COMMANDS or update.callback_data is not None:
         return mode_switch(update)
 

@@ -32,8 +32,25 @@ def item_for(argument: str):  # -> IngestItem
                       file_size=path.stat().st_size)
 
 
+def check_culture(subcategory: str | None) -> str | None:
+    """Why `--culture` cannot be used, or None. A label the profile does not know (a typo such
+    as «малина ремонтная») would store documents no consultation ever retrieves."""
+    from nodes.domain_profile import active_profile
+
+    profile = active_profile()
+    if subcategory is None or profile is None or subcategory in profile.labels:
+        return None
+    labels = ", ".join(label for label in profile.labels if label not in profile.unclear[:1])
+    return (f"grove: культура «{subcategory}» не найдена в профиле «{profile.name}»; "
+            f"документы с ней не найдёт ни одна консультация. Возможные значения: {labels}")
+
+
 def run_ingest(arguments: list[str], user_id: int | None, subcategory: str | None) -> int:
     console = Console()
+    refusal = check_culture(subcategory)
+    if refusal:
+        console.print(refusal, style="red", markup=False)
+        return 2
     settings = get_settings()
     owner = settings.console_user_id if user_id is None else user_id
     items = [item_for(argument) for argument in arguments]

@@ -23,18 +23,23 @@ class ChatMessage(BaseModel):
 
 
 @task(name="load-history", retries=2, retry_delay_seconds=1)
-def load_history(user_id: int, session_id: str, pairs: int = 15) -> list[ChatMessage]:
-    """The newest `pairs` Q/A pairs of this user's session, oldest first."""
+def load_history(user_id: int, session_id: str, pairs: int = 15, topic_id: int | None = None) -> list[ChatMessage]:
+    """The newest `pairs` Q/A pairs of this user's session (of one topic, when given), oldest first.
+
+    A consultation reads its topic's messages only: a new topic starts clean, so what was
+    said about another crop neither leaks into the answer nor fills the prompt.
+    """
     with transaction() as conn:
         rows = conn.execute(
             """
             select role, content from (
                 select id, role, content from chat_messages
                  where user_id = %s and session_id = %s
+                   and (%s::bigint is null or topic_id = %s)
                  order by id desc limit %s) newest
              order by id
             """,
-            (user_id, session_id, pairs * 2),
+            (user_id, session_id, topic_id, topic_id, pairs * 2),
         ).fetchall()
     return [ChatMessage(**row) for row in rows]
 

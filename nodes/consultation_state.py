@@ -72,9 +72,13 @@ def clear_state(user_id: int) -> None:
 
 @task(name="finish-consultation-turn", retries=2, retry_delay_seconds=1)
 def finish_turn(user_id: int, session_id: str, topic_id: int | None, question: str, answer: str,
-                culture: str | None, category: str | None, *, queue: bool, keep: int = 30) -> int | None:
+                culture: str | None, category: str | None, *, queue: bool, keep: int = 30,
+                queued_question: str | None = None, queued_answer: str | None = None) -> int | None:
     """A final answer, in one transaction: state cleared, pair logged, item queued for moderation.
 
+    The history gets the reply as the user saw it; the queue gets `queued_question` /
+    `queued_answer` when given (a follow-up with its root question, the answer without its
+    source block, which would otherwise enter `knowledge_base` on approval).
     Returns the moderation item id (None when not queued). A crash leaves all or none of it.
     """
     with transaction() as conn:
@@ -82,4 +86,5 @@ def finish_turn(user_id: int, session_id: str, topic_id: int | None, question: s
         append_pair(conn, user_id, session_id, topic_id, question, answer, keep)
         if not queue:
             return None
-        return add_to_queue(conn, user_id, topic_id, question, answer, culture, category)
+        return add_to_queue(conn, user_id, topic_id, queued_question or question, queued_answer or answer,
+                            culture, category)

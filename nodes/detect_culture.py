@@ -3,7 +3,9 @@
 The LLM classifies into the profile's list; an answer off the list, or no
 answer at all, falls back to the deterministic keyword classifier, so a
 consultation never stalls on the classifier. An "unclear" answer for a question
-that names exactly one crop is overruled by that crop.
+that names exactly one crop is overruled by that crop; a crop the question does not
+name is not believed (the model asked about raspberries for «Чем опрыскивать кусты
+весной?»): the culture then stays unclear and the user is asked.
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ def detect(text: str, profile: DomainProfile) -> CultureGuess:
         # The question names one crop outright; a small model still says «общая информация»
         # (measured with the local 1.5B model), so the named crop wins.
         return CultureGuess(culture=named, by="keywords", raw=reply.content)
+    crop = profile.crop_of(label)
+    if crop is not None and crop not in profile.crops_named(text):
+        # The profile's rules do not confirm the crop: it is the model's invention.
+        return CultureGuess(culture=named if profile.case_of(named) != "unclear" else profile.unclear[0],
+                            by="keywords", raw=reply.content)
     return CultureGuess(culture=label, by="llm", raw=reply.content)
 
 

@@ -42,6 +42,11 @@ class DomainProfile(BaseModel):
     ask_culture: str | None = Field(
         default=None, description="the first clarifying question when the culture is unclear (else ask_culture_again)"
     )
+    domain_stems: list[str] = Field(
+        default_factory=list,
+        description="stems of the domain's words: a question with none of them, no crop and nothing "
+                    "retrieved is off-domain, and its answer is never queued for moderation",
+    )
 
     @property
     def culture_question(self) -> str:
@@ -64,6 +69,8 @@ class DomainProfile(BaseModel):
         return "specific"
 
     def crop_of(self, culture: str | None) -> str | None:
+        if not culture:
+            return None
         for name, crop in self.crops.items():
             if culture == name or culture == crop.general or culture in crop.varieties:
                 return name
@@ -75,6 +82,15 @@ class DomainProfile(BaseModel):
         if crop is None:
             return culture
         return self.crops[crop].general or culture
+
+    def family(self, culture: str | None) -> list[str]:
+        """Every label of the culture's crop (its name, general culture, varieties); for an
+        unclear label, the unclear labels. Tier 1 may fall back within it, never beyond."""
+        crop = self.crop_of(culture)
+        if crop is None:
+            return list(self.unclear) if culture in self.unclear else ([culture] if culture else [])
+        entry = self.crops[crop]
+        return list(dict.fromkeys(label for label in (crop, entry.general, *entry.varieties) if label))
 
     def variety_question(self, culture: str) -> str:
         crop = self.crops[self.crop_of(culture) or ""]
@@ -95,6 +111,13 @@ class DomainProfile(BaseModel):
         """Crops whose stems occur in the text, in profile order."""
         lowered = text.lower().replace("ё", "е")
         return [name for name, crop in self.crops.items() if any(s in lowered for s in crop.stems)]
+
+    def in_domain(self, text: str, culture: str | None = None) -> bool:
+        """The moderation queue's domain gate: a crop is known or named, or a domain word occurs."""
+        if self.crop_of(culture) is not None or self.crops_named(text):
+            return True
+        lowered = text.lower().replace("ё", "е")
+        return any(stem in lowered for stem in self.domain_stems)
 
     def keyword_culture(self, text: str) -> str:
         """The deterministic classifier: one crop named → its label (variety if stated), else unclear."""

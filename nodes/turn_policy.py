@@ -14,6 +14,7 @@ from grove.settings import get_settings
 from nodes.chat_history import NO_ANSWER_MARK, ChatMessage
 from nodes.context_signals import Signal, detect_signals
 from nodes.dialogue_guards import conversation_guard, is_repetition
+from nodes.sources import strip_model_sources
 
 
 class TurnPolicy(BaseModel):
@@ -28,7 +29,8 @@ class TurnPolicy(BaseModel):
 
 def prepare_turn(message: str, history: list[ChatMessage], extra: list[Signal] | None = None) -> TurnPolicy:
     recent_user = [m.content for m in history if m.role == "user"][-5:]
-    recent_bot = [m.content for m in history
+    # Replies are stored as the user saw them; the source block under each is not what repeats.
+    recent_bot = [strip_model_sources(m.content) for m in history
                   if m.role == "assistant" and m.content != NO_ANSWER_MARK][-get_settings().do_not_repeat_count:]
     guard = conversation_guard(message, recent_user, recent_bot)
     return TurnPolicy(signals=(extra or []) + detect_signals(message) + guard.signals, guards=guard.fired,

@@ -15,6 +15,8 @@ import pytest
 from psycopg.rows import dict_row
 
 from nodes.chat_history import store_pair
+from nodes.moderation import qa_text
+from nodes.topics import log_turn, open_topic
 from nodes.document_store import ChunkRecord, store_document
 from nodes.embedder import get_embedder
 from nodes.ingest_types import ExtractedDocument
@@ -203,7 +205,8 @@ async def test_example_3_specific_culture_is_answered_at_once(
     assert "кислая почва" in reply and "Информация взята из:" in reply and "голубика.pdf, с. 1" in reply
     assert BLUEBERRY in model.system_prompts()[0]
     [item] = queued(store, user_id)
-    assert item["culture"] == "голубика" and item["answer"] == reply
+    assert item["culture"] == "голубика" and item["answer"] == reply.split("\n\nИнформация взята из:")[0]
+    assert "Информация взята из" not in item["answer"]  # the block never enters knowledge_base
     with psycopg.connect(store) as conn:
         history = conn.execute("select role, content from chat_messages where user_id = %s order by id",
                                (user_id,)).fetchall()
@@ -444,8 +447,9 @@ async def test_fragments_and_history_are_fitted_to_the_models_window(
         from nodes.user_state import read_user_state
 
         session = read_user_state.fn(user_id).session_id
+        topic = open_topic.fn(user_id, session, "общая консультация")
         for n in range(15):
-            store_pair.fn(user_id, session, f"вопрос {n}", f"ответ {n}: " + "Голубику поливают часто. " * 25)
+            log_turn.fn(user_id, session, topic.id, f"вопрос {n}", f"ответ {n}: " + "Голубику поливают часто. " * 25)
         reply = await say(standin, user_id, "Как ухаживать за голубикой?")
 
     [request] = model.answered
@@ -458,3 +462,138 @@ async def test_fragments_and_history_are_fitted_to_the_models_window(
     assert 0 < len(history) < 30 and history[-1]["content"].startswith("ответ 14:")
     block = reply.split("Информация взята из:", 1)[1]
     assert block.count("с. ") == 1  # [8] was never shown, so only [1] is a source
+
+
+def approved_pair(url: str, subcategory: str, question: str, answer: str) -> None:
+    """An approved pair as the moderation flow writes it (same embedding text), for the test's duration."""
+    vector = get_embedder().embed_documents([qa_text(question, answer)])[0]
+    with psycopg.connect(url) as conn:
+        from pgvector.psycopg import register_vector
+
+        register_vector(conn)
+        conn.execute("insert into knowledge_base (category, subcategory, question, answer, embedding)"
+                     " values ('общая консультация', %s, %s, %s, %s)", (subcategory, question, answer, vector))
+
+
+async def test_another_crops_approved_answer_never_leaks(
+    standin: TelegramStandin, consult, library, store: str, user_id: int, other_user_id: int
+) -> None:
+    """Seen in use: two approved strawberry pairs answered for ежевика and for малина (real vectors)."""
+    library("малина-ремонтантная.pdf", "малина ремонтантная", [RASPBERRY_REMONTANT])
+    approved_pair(store, "клубника летняя", "Как ухаживать за клубникой?", STRAWBERRY_SUMMER)
+    approved_pair(store, "клубника летняя", "Как подкормить клубнику?", "Клубнику подкармливают после сбора урожая.")
+    model = Consultant({"Как ухаживать за ежевикой?": "ежевика",
+                        "Как подкормить малину ремонтантную?": "малина ремонтантная"},
+                       ["Ежевику подвязывают к шпалере.", "Азотом весной [1]."])
+    consult(model)
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        await say(standin, user_id, "Как ухаживать за ежевикой?")
+        await choose_chat(standin, other_user_id)
+        raspberry = await say(standin, other_user_id, "Как подкормить малину ремонтантную?")
+    blackberry_prompt, raspberry_prompt = model.system_prompts()
+    assert "ничего не найдено" in blackberry_prompt  # seed 002 example 3
+    for prompt in (blackberry_prompt, raspberry_prompt):
+        assert STRAWBERRY_SUMMER not in prompt and "Клубнику подкармливают" not in prompt and "[qa]" not in prompt
+    assert RASPBERRY_REMONTANT in raspberry_prompt and "клубник" not in raspberry.lower()
+
+
+async def test_the_general_cultures_documents_are_searched_beside_the_exact_ones(
+    standin: TelegramStandin, consult, library, store: str, user_id: int
+) -> None:
+    diseases = ("Болезни малины: пурпуровая пятнистость и антракноз; больные побеги вырезают, "
+                "кусты опрыскивают бордоской жидкостью до цветения.")
+    library("малина-ремонтантная.pdf", "малина ремонтантная", [RASPBERRY_REMONTANT])
+    library("малина-общая.pdf", "малина общая", [diseases])
+    model = Consultant({"Какие болезни у малины ремонтантной?": "малина ремонтантная"},
+                       ["Пурпуровая пятнистость и антракноз [1]."])
+    consult(model)
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        reply = await say(standin, user_id, "Какие болезни у малины ремонтантной?")
+    prompt = model.system_prompts()[0]
+    assert diseases in prompt and prompt.index(diseases) < prompt.index(RASPBERRY_REMONTANT)  # nearer, first
+    assert "малина-общая.pdf" in reply and "малина-ремонтантная.pdf" not in reply  # only the cited source
+
+
+async def test_an_approved_answer_wins_over_the_history_that_contradicts_it(
+    standin: TelegramStandin, consult, store: str, user_id: int
+) -> None:
+    question = "Как укрывать жимолость на зиму?"
+    wrong = "Жимолость укрывают лапником и плёнкой."
+    right = "Жимолость не укрывают: она выдерживает морозы до −40 °C."
+    model = Consultant({question: "жимолость"}, [wrong, right])
+    consult(model)
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        assert await say(standin, user_id, question) == wrong
+        approved_pair(store, "жимолость", question, right)
+        again = await say(standin, user_id, question)
+    first, second = model.answered
+    assert len(first["messages"]) == 2 and len(second["messages"]) == 2  # no history beside the pair
+    assert "[УРОВЕНЬ 1] [qa]" in second["messages"][0]["content"] and right in second["messages"][0]["content"]
+    assert right in again and "одобренный ответ базы знаний" in again
+
+
+async def test_a_new_topic_starts_with_its_own_history(
+    standin: TelegramStandin, consult, store: str, user_id: int
+) -> None:
+    model = Consultant({"Как подкормить малину ремонтантную?": "малина ремонтантная",
+                        "А голубику чем подкормить?": "голубика"},
+                       ["Азотом весной.", "Кислыми удобрениями.", "Раз в месяц."])
+    consult(model)
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        await say(standin, user_id, "Как подкормить малину ремонтантную?")
+        await say(standin, user_id, "А голубику чем подкормить?")
+        await say(standin, user_id, "А как часто?")
+    raspberry, blueberry, followup = model.answered
+    assert [m["content"] for m in blueberry["messages"][1:]] == ["А голубику чем подкормить?"]
+    assert [m["content"] for m in followup["messages"][1:]] == [
+        "А голубику чем подкормить?", "Кислыми удобрениями.", "А как часто?"]
+    # The follow-up is queued together with the question it follows.
+    assert [i["question"] for i in queued(store, user_id)] == [
+        "Как подкормить малину ремонтантную?", "А голубику чем подкормить?",
+        "А голубику чем подкормить?\n(уточнение: А как часто?)"]
+
+
+async def test_off_domain_questions_and_questions_back_are_never_queued(
+    standin: TelegramStandin, consult, store: str, user_id: int
+) -> None:
+    model = Consultant({}, ["Откройте настройки роутера по адресу 192.168.0.1 и смените пароль.",
+                            "О какой культуре речь?"])
+    consult(model)
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        off_domain = await say(standin, user_id, "Как настроить роутер?")
+        back = await say(standin, user_id, "Чем подкормить кусты?")
+    assert "192.168.0.1" in off_domain and back == "О какой культуре речь?"
+    assert queued(store, user_id) == []  # an off-domain answer and a question back: nothing to approve
+    assert state_of(store, user_id)["state"] == "waiting_clarification_answer"
+
+
+async def test_the_stall_guard_offers_the_crops_as_buttons_instead_of_asking_again(
+    standin: TelegramStandin, consult, library, store: str, user_id: int
+) -> None:
+    library("голубика.pdf", "голубика", [BLUEBERRY])
+    model = Consultant({"Чем опрыскивать кусты весной? не знаю не помню голубика": "голубика"},
+                       ["Уточните, о какой культуре речь?", "Уточните культуру, пожалуйста?",
+                        "Голубику весной не опрыскивают, ей нужна кислая почва [1]."])
+    consult(model, GROVE_CONSULTATION_MAX_CLARIFICATIONS="2")
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        await say(standin, user_id, "Чем опрыскивать кусты весной?")
+        await say(standin, user_id, "не знаю")
+        honest = await say(standin, user_id, "не помню")
+        assert "Не могу определить культуру" in honest
+        [message] = [m for m in standin.bot_messages(user_id) if "Не могу определить" in m["text"]]
+        labels = [b["text"] for row in message["reply_markup"]["inline_keyboard"] for b in row]
+        assert "голубика" in labels and "малина" in labels
+        assert queued(store, user_id) == []  # neither the questions back nor the way out
+        before = len(standin.bot_messages(user_id))
+        standin.press_button(user_id, "culture:голубика")
+        replies = await standin.wait_for_bot_messages_async(user_id, before + 1, timeout=120)
+    assert "кислая почва" in replies[-1]["text"]
+    assert model.classified[-1] == "Чем опрыскивать кусты весной? не знаю не помню голубика"
+    [item] = queued(store, user_id)
+    assert item["culture"] == "голубика"

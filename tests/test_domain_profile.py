@@ -83,6 +83,38 @@ def test_the_model_classifies_and_off_list_answers_fall_back(berries: DomainProf
     assert all(f"- {label}" in prompt for label in berries.labels)
 
 
+def test_a_crop_the_question_does_not_name_is_not_believed(berries: DomainProfile, env) -> None:  # type: ignore[no-untyped-def]
+    with ScriptedLLM([text("малина общая"), text("голубика"), text("клубника ремонтантная")]) as llm:
+        env(GROVE_LLM_API_KEY="k", GROVE_LLM_BASE_URL=llm.base_url, GROVE_LLM_MODEL="scripted")
+        invented = detect("Чем опрыскивать кусты весной?", berries)
+        other = detect("Когда обрезать малину?", berries)
+        confirmed = detect("Какую клубнику НСД сажать?", berries)
+    assert (invented.culture, invented.by) == ("не определено", "keywords")
+    assert (other.culture, other.by) == ("малина общая", "keywords")  # named: малина, not голубика
+    assert (confirmed.culture, confirmed.by) == ("клубника ремонтантная", "llm")
+
+
+def test_family_and_domain_gate_of_the_profile(berries: DomainProfile) -> None:
+    assert berries.family("малина ремонтантная") == ["малина", "малина общая", "малина ремонтантная",
+                                                     "малина летняя"]
+    assert berries.family("ежевика") == ["ежевика"]
+    assert berries.family("общая информация") == ["не определено", "общая информация"]
+    assert berries.crop_of(None) is None  # a crop without varieties has general=None: not a match
+    assert not berries.in_domain("Как настроить роутер?")
+    assert berries.in_domain("Чем опрыскивать кусты весной?")
+    assert berries.in_domain("Что с ней делать?", "голубика")  # a follow-up in a crop's topic
+
+
+def test_ingest_refuses_a_culture_the_profile_does_not_know(env) -> None:  # type: ignore[no-untyped-def]
+    from grove.ingest_cli import check_culture
+
+    env(GROVE_DOMAIN_PROFILE="berries")
+    refusal = check_culture("малина ремонтная")
+    assert refusal is not None and "«малина ремонтная» не найдена" in refusal and "малина ремонтантная" in refusal
+    assert check_culture("малина ремонтантная") is None
+    assert check_culture(None) is None
+
+
 def test_clarification_test_of_seed_000() -> None:
     assert is_clarification_question("О какой культуре речь?")
     assert is_clarification_question("Уточните сорт, пожалуйста.")

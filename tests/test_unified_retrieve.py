@@ -70,9 +70,10 @@ class Rows:
                     copy.write_row((document, owner, "pdf", f"{subcategory}.pdf", self.name(subcategory), n,
                                     f"{subcategory} #{n}", f"{self.tag}{n}", vector))
 
-    def search(self, category: str, subcategory: str | None, general: str | None, query: np.ndarray):
+    def search(self, category: str, subcategory: str | None, general: str | None, query: np.ndarray,
+               family: tuple[str, ...] = ()):
         return unified_snippets(self.name(category), subcategory and self.name(subcategory),
-                                general and self.name(general), query)
+                                general and self.name(general), query, [self.name(f) for f in family])
 
     def cleanup(self) -> None:
         with psycopg.connect(self.url) as conn:
@@ -87,7 +88,7 @@ def rows(pg_url: str):  # type: ignore[no-untyped-def]
     made.cleanup()
 
 
-def test_seed_example_1_full_context_sorted_by_tier_then_distance(rows: Rows) -> None:
+def test_seed_example_1_full_context_sorted_by_distance(rows: Rows) -> None:
     rng = np.random.default_rng(1)
     query = unit(0)
     for question, distance in (("q-0.38", 0.38), ("q-0.21", 0.21)):
@@ -97,22 +98,64 @@ def test_seed_example_1_full_context_sorted_by_tier_then_distance(rows: Rows) ->
     found = rows.search("посадка и уход", "клубника ремонтантная", "клубника общая", query)
     assert [(s.priority_level, s.source_type, round(s.distance, 2)) for s in found.snippets] == [
         (1, "qa", 0.21), (1, "qa", 0.38), (2, "document", 0.54), (2, "document", 0.62), (2, "document", 0.71)]
-    assert not any("без subcategory" in line or "общая культура" in line for line in found.trace)
+    assert not any("та же культура" in line for line in found.trace)  # tier 1 found its own pairs
+    assert any(f"общая культура {rows.name('клубника общая')}: 0" in line for line in found.trace)
 
 
-def test_seed_example_2_both_tiers_fall_back(rows: Rows) -> None:
+def test_seed_example_2_both_tiers_fall_back_within_the_crop(rows: Rows) -> None:
     rng = np.random.default_rng(2)
     query = unit(0)
-    rows.qa("защита растений", "голубика", "другая культура той же категории", at_distance(query, 0.3, rng))
+    rows.qa("защита растений", "голубика", "другая культура той же категории", at_distance(query, 0.1, rng))
+    rows.qa("защита растений", "малина общая", "та же культура, общая", at_distance(query, 0.3, rng))
+    rows.qa("защита растений", None, "пара без культуры", at_distance(query, 0.45, rng))
     rows.qa("посадка и уход", "малина ремонтантная", "другая категория", at_distance(query, 0.1, rng))
     rows.chunks("малина общая", [at_distance(query, d, rng) for d in (0.4, 0.5, 0.6, 0.7)])
     rows.chunks("клубника общая", [at_distance(query, 0.2, rng)])  # another crop: never a fallback
 
-    found = rows.search("защита растений", "малина ремонтантная", "малина общая", query)
-    assert [(s.source_type, s.question or s.subcategory) for s in found.snippets] == (
-        [("qa", "другая культура той же категории")] + [("document", rows.name("малина общая"))] * 4)
-    assert any("без subcategory: 1" in line for line in found.trace)
+    found = rows.search("защита растений", "малина ремонтантная", "малина общая", query,
+                        family=("малина", "малина общая", "малина ремонтантная", "малина летняя"))
+    assert [(s.source_type, s.question or s.subcategory) for s in found.snippets] == [
+        ("qa", "та же культура, общая"), ("document", rows.name("малина общая")), ("qa", "пара без культуры"),
+        *[("document", rows.name("малина общая"))] * 3]
+    assert any("или без subcategory: 2" in line for line in found.trace)
     assert any(f"общая культура {rows.name('малина общая')}: 4" in line for line in found.trace)
+
+
+def test_another_crops_approved_pair_never_answers_for_this_crop(rows: Rows) -> None:
+    """The leak seen in use: two approved strawberry pairs, then «Как ухаживать за ежевикой?»."""
+    rng = np.random.default_rng(7)
+    query = unit(0)
+    for n in range(2):
+        rows.qa("общая консультация", "клубника летняя", f"клубника {n}", at_distance(query, 0.497 + n / 100, rng))
+    found = rows.search("общая консультация", "ежевика", "ежевика", query, family=("ежевика",))
+    assert found.snippets == []  # seed 002 example 3: nothing found for ежевика
+    assert found.trace[-1].startswith("ничего не найдено")
+
+    rows.chunks("малина ремонтантная", [at_distance(query, 0.348, rng)])
+    raspberry = rows.search("общая консультация", "малина ремонтантная", "малина общая", query,
+                            family=("малина", "малина общая", "малина ремонтантная", "малина летняя"))
+    assert [s.subcategory for s in raspberry.snippets] == [rows.name("малина ремонтантная")]
+
+
+def test_a_closer_document_outranks_a_farther_approved_pair(rows: Rows) -> None:
+    rng = np.random.default_rng(8)
+    query = unit(0)
+    rows.qa("общая консультация", "малина ремонтантная", "одобренная пара", at_distance(query, 0.5, rng))
+    rows.chunks("малина ремонтантная", [at_distance(query, 0.35, rng)])
+    found = rows.search("общая консультация", "малина ремонтантная", "малина общая", query)
+    assert [(s.priority_level, round(s.distance, 2)) for s in found.snippets] == [(2, 0.35), (1, 0.5)]
+
+
+def test_the_general_culture_competes_with_far_exact_documents(rows: Rows) -> None:
+    """Exact-culture chunks under the soft threshold no longer hide a closer general document."""
+    rng = np.random.default_rng(9)
+    query = unit(0)
+    rows.chunks("малина ремонтантная", [at_distance(query, d, rng) for d in (0.6, 0.7)])
+    rows.chunks("малина общая", [at_distance(query, d, rng) for d in (0.3, 0.6)])
+    found = rows.search("общая консультация", "малина ремонтантная", "малина общая", query)
+    assert [(s.subcategory, round(s.distance, 2)) for s in found.snippets] == [
+        (rows.name("малина общая"), 0.3), (rows.name("малина ремонтантная"), 0.6),
+        (rows.name("малина общая"), 0.6), (rows.name("малина ремонтантная"), 0.7)]
 
 
 def test_seed_example_3_empty_base_says_so(rows: Rows) -> None:
@@ -132,7 +175,7 @@ def test_thresholds_are_strict_exactly_at_the_edges(rows: Rows) -> None:
     inside = at_distance(query, 0.5999, np.random.default_rng(4))
     doc_inside = at_distance(query, 0.7499, np.random.default_rng(5))
     rows.qa("питание растений", "малина летняя", "на границе", qa_edge)
-    rows.qa("питание растений", "голубика", "внутри, другая культура", inside)
+    rows.qa("питание растений", "малина общая", "внутри, та же культура", inside)
     rows.chunks("малина летняя", [doc_edge])
     rows.chunks("малина общая", [doc_inside])
 
@@ -141,11 +184,12 @@ def test_thresholds_are_strict_exactly_at_the_edges(rows: Rows) -> None:
         assert conn.execute("select %s <=> %s", (qa_edge, query)).fetchone()[0] == 0.6
         assert conn.execute("select %s <=> %s", (doc_edge, query)).fetchone()[0] == 0.75
 
-    found = rows.search("питание растений", "малина летняя", "малина общая", query)
+    found = rows.search("питание растений", "малина летняя", "малина общая", query,
+                        family=("малина общая", "малина летняя"))
     # Both edge rows are excluded, so both tiers fall back, to the rows just inside.
     assert [(s.source_type, round(s.distance, 4)) for s in found.snippets] == [("qa", 0.5999),
                                                                                ("document", 0.7499)]
-    assert found.snippets[0].question == "внутри, другая культура"
+    assert found.snippets[0].question == "внутри, та же культура"
     assert found.snippets[1].subcategory == rows.name("малина общая")
 
 
