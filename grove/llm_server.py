@@ -51,7 +51,10 @@ class LocalLLMServer:
             "local LLM server",
             [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
              "--chat_format", "chatml-function-calling", "--n_ctx", str(self.context),
-             "--n_threads", str(self.threads), "--host", self.host, "--port", str(self.port)],
+             "--n_threads", str(self.threads), "--host", self.host, "--port", str(self.port),
+             # A streamed answer is cut when another request waits, unless this is off; grove
+             # streams every plain answer so that an abandoned one stops (nodes/llm.py).
+             "--interrupt_requests", "False"],
             log_file=self.log_file, pid_file=self.pid_file, nice=self.nice,
         )
         self.child.start()

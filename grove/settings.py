@@ -157,7 +157,15 @@ class Settings(BaseSettings):
     )
     llm_base_url: str = "https://openrouter.ai/api/v1"
     llm_model: str = "openai/gpt-4o-mini"
-    llm_timeout: float = 120.0
+    llm_timeout: float | None = Field(
+        default=None,
+        description=(
+            "Seconds one model call may take; unset: 120 for a remote model, 300 for the local one, whose "
+            "2.4k-token consultation prompt plus 700 tokens takes 60-90 s on 2 idle cores and several times "
+            "that on a busy machine (an abandoned local call is cancelled on the server, so a long limit "
+            "costs nothing but the wait; the turn's deadline still comes first)."
+        ),
+    )
     llm_temperature: float = 0.3
     llm_max_tokens: int = 700
     llm_context_tokens: int = Field(
@@ -333,6 +341,13 @@ class Settings(BaseSettings):
     @property
     def uses_local_llm(self) -> bool:
         return self.llm_api_key is None
+
+    @property
+    def call_timeout(self) -> float:
+        """The limit of one model call (`llm_timeout`, else the measured default of the endpoint)."""
+        if self.llm_timeout is not None:
+            return self.llm_timeout
+        return 300.0 if self.uses_local_llm else 120.0
 
     @property
     def chat_deadline(self) -> float:

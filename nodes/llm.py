@@ -8,12 +8,21 @@ three known defects, handled here so flows speak one protocol:
   3. it rejects an assistant message whose `content` is null.
 `adapt_for_llama_cpp` rewrites the conversation for 2 and 3; callers handle 1
 by asking again without tools (`ask_without_tools`).
+
+Plain answers from the local server are streamed (`stream: true`). The server generates
+for one request at a time, and a non-streamed generation runs to its end even when the
+client has long given up: a consultation that timed out kept the single slot busy for
+649 s while its retries queued behind it. A streamed one stops at the next token once
+the connection is closed, which is what leaving `complete` on a timeout does. A timed-out
+local call is not retried either: the retry would redo the same work on the same CPU.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -196,8 +205,12 @@ def complete(
     endpoint: Endpoint | None = None,
     json_schema: dict[str, Any] | None = None,
     decoding: Decoding | None = None,
+    on_text: Callable[[str], None] | None = None,
 ) -> LLMReply:
     """One chat-completions call. Raises TransientLLMError for what a retry may fix.
+
+    A plain answer of the local model is streamed (see the module's note); `on_text` then
+    gets the text so far after each piece.
 
     `json_schema` asks for JSON of that shape: llama-cpp-python turns it into a grammar (the
     output cannot be malformed); OpenAI-compatible endpoints get `json_schema` response format.
@@ -228,12 +241,15 @@ def complete(
     headers = {"X-Title": "grove"}
     if endpoint.api_key:
         headers["Authorization"] = f"Bearer {endpoint.api_key}"
-    timeout = settings.llm_timeout
+    timeout = settings.call_timeout
     left = time_left()
     if left is not None:
         if left < 0.5:
             raise LLMDeadlineExceeded("the turn's deadline passed before the model could be asked")
         timeout = min(timeout, left)
+    if endpoint.is_local and not tools and json_schema is None:
+        return _streamed(f"{endpoint.base_url}/chat/completions", payload, headers, timeout,
+                         deadline_bound=left is not None and timeout >= left, on_text=on_text)
     try:
         response = _client().post(f"{endpoint.base_url}/chat/completions", json=payload, headers=headers,
                                   timeout=timeout)
@@ -250,6 +266,52 @@ def complete(
     except ValueError as exc:
         raise TransientLLMError(f"LLM endpoint sent a non-JSON body: {response.text[:200]}") from exc
     return parse_reply(body)
+
+
+def _streamed(url: str, payload: dict[str, Any], headers: dict[str, str], timeout: float, *,
+              deadline_bound: bool, on_text: Callable[[str], None] | None) -> LLMReply:
+    """A streamed completion, read to its end or abandoned — closing the connection, so the
+    server stops generating — when `timeout` seconds have passed."""
+    give_up = time.monotonic() + timeout
+    parts: list[str] = []
+    finish: str | None = None
+    model = ""
+    try:
+        with _client().stream("POST", url, json={**payload, "stream": True}, headers=headers,
+                              timeout=httpx.Timeout(timeout, connect=10.0)) as response:
+            if response.status_code >= 400:
+                response.read()
+                kind = TransientLLMError if response.status_code == 429 or response.status_code >= 500 else LLMError
+                raise kind(f"LLM endpoint answered {response.status_code}: {response.text[:300]}")
+            for line in response.iter_lines():
+                if time.monotonic() > give_up:
+                    raise httpx.ReadTimeout(f"no complete answer within {timeout:.0f} s")
+                if not line.startswith("data:"):
+                    continue  # keep-alive pings and blank separators
+                data = line[5:].strip()
+                if data == "[DONE]":
+                    break
+                try:
+                    chunk = json.loads(data)
+                except ValueError as exc:
+                    raise TransientLLMError(f"LLM endpoint streamed a non-JSON event: {data[:200]}") from exc
+                model = str(chunk.get("model") or model)
+                for choice in chunk.get("choices") or []:
+                    piece = (choice.get("delta") or {}).get("content")
+                    if piece:
+                        parts.append(piece)
+                        if on_text is not None:
+                            on_text("".join(parts))
+                    finish = choice.get("finish_reason") or finish
+    except (httpx.TimeoutException, httpx.TransportError) as exc:
+        if deadline_bound:
+            raise LLMDeadlineExceeded(f"no answer within the turn's deadline: {exc!r}") from exc
+        if isinstance(exc, httpx.TimeoutException):
+            # Not transient: the abandoned generation has been stopped, and a retry would only
+            # repeat the same work on the same CPU.
+            raise LLMError(f"the local model gave no complete answer within {timeout:.0f} s") from exc
+        raise TransientLLMError(f"LLM endpoint unreachable: {exc!r}") from exc
+    return LLMReply(content="".join(parts).strip(), finish_reason=finish, model=model)
 
 
 def _is_transient(exc: BaseException) -> bool:

@@ -14,7 +14,7 @@ from nodes.llm import (
     complete,
     parse_reply,
 )
-from tests.support.scripted_llm import ScriptedLLM, error, slow, text, tool_call
+from tests.support.scripted_llm import ScriptedLLM, error, slow, text, tool_call, trickle
 
 
 def remote(server: ScriptedLLM) -> Endpoint:
@@ -32,6 +32,46 @@ def test_errors_are_classified_for_retries(env) -> None:  # type: ignore[no-unty
         assert not isinstance(refused.value, TransientLLMError)
         with pytest.raises(TransientLLMError, match="slow"):
             complete([{"role": "user", "content": "q"}], endpoint=remote(server))
+
+
+def local(server: ScriptedLLM) -> Endpoint:
+    return Endpoint(server.base_url, "local", None, "llama_cpp")
+
+
+def test_a_local_answer_is_streamed_and_read_whole(env) -> None:  # type: ignore[no-untyped-def]
+    seen: list[str] = []
+    with ScriptedLLM([text("Азот весной, калий осенью.")]) as server:
+        reply = complete([{"role": "user", "content": "q"}], endpoint=local(server), on_text=seen.append)
+        sent = server.requests[0]
+    assert sent["stream"] is True
+    assert reply.content == "Азот весной, калий осенью." and reply.finish_reason == "stop"
+    assert seen == ["Азот", "Азот весной,", "Азот весной, калий", "Азот весной, калий осенью."]
+
+
+def test_an_abandoned_local_answer_is_stopped_on_the_server_and_not_retried(env) -> None:  # type: ignore[no-untyped-def]
+    env(GROVE_LLM_TIMEOUT="1")
+    words = " ".join(f"слово{n}" for n in range(60))
+    with ScriptedLLM([trickle(0.1, text(words)), text("следующий ответ")]) as server:
+        with pytest.raises(LLMError, match="within 1 s") as timed_out:
+            complete([{"role": "user", "content": "q"}], endpoint=local(server))
+        assert not isinstance(timed_out.value, TransientLLMError)  # a retry would redo the same work
+        after = complete([{"role": "user", "content": "q"}], endpoint=local(server))
+        for _ in range(50):  # the server notices the closed connection at its next piece
+            if server.abandoned:
+                break
+            import time
+
+            time.sleep(0.1)
+    assert server.abandoned and server.abandoned[0] > 30  # most of the answer was never generated
+    assert after.content == "следующий ответ"
+
+
+def test_a_local_call_with_tools_or_a_schema_is_not_streamed(env) -> None:  # type: ignore[no-untyped-def]
+    tool = {"type": "function", "function": {"name": "rag-db-query", "parameters": {}}}
+    with ScriptedLLM([tool_call({"query": "малина"}), text("{}")]) as server:
+        complete([{"role": "user", "content": "q"}], tools=[tool], endpoint=local(server))
+        complete([{"role": "user", "content": "q"}], json_schema={"type": "object"}, endpoint=local(server))
+    assert [r.get("stream") for r in server.requests] == [None, None]
 
 
 def test_tools_and_authorisation_are_sent(env) -> None:  # type: ignore[no-untyped-def]

@@ -24,17 +24,43 @@ SHARED_CPU_TIMEOUT = "400"
 
 
 @pytest.fixture(scope="module")
-def local_llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def local_llm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """The packaged model on llama-cpp-python's server, started as `grove up` starts it; (url, log)."""
     from grove.llm_server import LocalLLMServer
 
     settings = get_settings()
     model = Path(settings.model_path(settings.local_llm_model))
     if not model.is_file():
         require(f"{model} is missing: run `make models`")
-    server = LocalLLMServer(model_path=model, port=free_port(),
-                            log_file=tmp_path_factory.mktemp("llm") / "server.log")
-    yield server.start()
+    log = tmp_path_factory.mktemp("llm") / "server.log"
+    server = LocalLLMServer(model_path=model, port=free_port(), log_file=log)
+    yield server.start(), log
     server.stop()
+
+
+@pytest.fixture(scope="module")
+def local_llm(local_llm_server: tuple[str, Path]) -> str:
+    return local_llm_server[0]
+
+
+def test_an_abandoned_answer_stops_on_the_server(local_llm_server: tuple[str, Path], env) -> None:  # type: ignore[no-untyped-def]
+    """A call given up on must not keep the single generation slot busy (seen: 649 s)."""
+    import time
+
+    from nodes.llm import LLMError, complete
+
+    url, log = local_llm_server
+    env(GROVE_LOCAL_LLM_URL=url, GROVE_LLM_TIMEOUT="3")
+    long_answer = [{"role": "user", "content": "Перечисли по порядку числа от 1 до 500 словами, через запятую."}]
+    with pytest.raises(LLMError, match="within 3 s"):
+        complete(long_answer, max_tokens=2000, temperature=0.0)
+    for _ in range(600):  # the server notices the closed connection at its next token
+        if "Disconnected from client" in log.read_text(errors="replace"):
+            break
+        time.sleep(0.2)
+    assert "Disconnected from client" in log.read_text(errors="replace")
+    env(GROVE_LLM_TIMEOUT=SHARED_CPU_TIMEOUT)
+    assert complete([{"role": "user", "content": "Скажи «да»."}], max_tokens=5, temperature=0.0).content
 
 
 def test_offline_default_answers_from_the_users_document(store: str, user_id: int, local_llm: str,

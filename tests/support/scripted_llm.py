@@ -4,6 +4,10 @@ Where the LLM's words must be fixed, a test scripts them: each request to
 `/v1/chat/completions` is answered by the next scripted step (a text answer, a
 tool call, an HTTP error, or a function of the request). Every request is
 recorded so tests can assert what the flow sent (history, tools, messages).
+
+A request with `"stream": true` is answered as llama-cpp-python's server answers it:
+server-sent events, one `chat.completion.chunk` per word, then `[DONE]`; a client that
+goes away stops the stream, and the pieces never sent are counted in `abandoned`.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 Body = dict[str, Any]
@@ -31,6 +35,7 @@ class Response:
     status: int = 200
     body: Body = field(default_factory=dict)
     delay: float = 0.0
+    piece_delay: float = 0.0  # between streamed pieces
 
 
 def text(content: str) -> Step:
@@ -59,6 +64,16 @@ def slow(seconds: float, then: Step) -> Step:
     return step
 
 
+def trickle(seconds: float, then: Step) -> Step:
+    """`then`, streamed with `seconds` between its pieces (a slow local model)."""
+    def step(request: Body) -> Response:
+        response = then(request)
+        response.piece_delay = seconds
+        return response
+
+    return step
+
+
 def _completion(message: Body, finish_reason: str) -> Body:
     return {
         "id": f"chatcmpl-{time.time_ns()}", "object": "chat.completion", "created": int(time.time()),
@@ -74,6 +89,7 @@ class ScriptedLLM:
         self.steps: list[Step] = list(steps or [])
         self.default = default
         self.requests: list[Body] = []
+        self.abandoned: list[int] = []  # per stream the client left: pieces never sent
         self._lock = threading.Lock()
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
@@ -95,7 +111,7 @@ class ScriptedLLM:
     async def _models(self, request: Request) -> JSONResponse:
         return JSONResponse({"object": "list", "data": [{"id": "scripted", "object": "model"}]})
 
-    async def _complete(self, request: Request) -> JSONResponse:
+    async def _complete(self, request: Request) -> JSONResponse | StreamingResponse:
         body = await request.json()
         with self._lock:
             self.requests.append(body)
@@ -107,7 +123,33 @@ class ScriptedLLM:
             import asyncio
 
             await asyncio.sleep(response.delay)
+        if body.get("stream") and response.status == 200:
+            return StreamingResponse(self._events(request, response), media_type="text/event-stream")
         return JSONResponse(response.body, status_code=response.status)
+
+    async def _events(self, request: Request, response: Response):  # noqa: ANN202 - async iterator
+        import asyncio
+
+        choice = response.body["choices"][0]
+        words = (choice["message"].get("content") or "").split(" ")
+        pieces = [w if i == 0 else f" {w}" for i, w in enumerate(words)]
+        sent = 0
+        try:
+            for sent, piece in enumerate(pieces):
+                if sent and response.piece_delay:
+                    await asyncio.sleep(response.piece_delay)
+                if await request.is_disconnected():
+                    return
+                last = sent == len(pieces) - 1
+                chunk = {"id": "chatcmpl-stream", "object": "chat.completion.chunk", "model": "scripted",
+                         "choices": [{"index": 0, "delta": {"content": piece},
+                                      "finish_reason": choice["finish_reason"] if last else None}]}
+                yield f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n"
+            sent = len(pieces)
+            yield "data: [DONE]\n\n"
+        finally:  # cancelled by Starlette when the client goes away, or returned above
+            if sent < len(pieces):
+                self.abandoned.append(len(pieces) - sent)
 
     def __enter__(self) -> ScriptedLLM:
         self._thread.start()
