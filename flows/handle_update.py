@@ -138,9 +138,24 @@ def clean_chat_history(update: IncomingUpdate) -> list[Reply]:
     return _say(update, Reply(chat_id=update.chat_id, text=texts.CHAT_CLEANED))
 
 
+def group_message(update: IncomingUpdate) -> list[Reply]:
+    """A group or supergroup: personal bases and histories are private, so nothing here reads
+    or writes them. Addressed (a mention, a reply to the bot, a command for it), the bot says
+    how to continue in private; anything else in the group is not for it and gets no reply."""
+    if update.callback_data is not None:
+        answer_callback(update.origin, update.callback_id)
+        return []
+    if not update.addressed:
+        return []
+    return _say(update, Reply(chat_id=update.chat_id, text=texts.GROUP_GO_PRIVATE))
+
+
 @flow(name="handle-update", flow_run_name=run_name)
 def handle_update(update: IncomingUpdate) -> list[Reply]:
-    """Route one update: commands and buttons first, then the user's mode decides."""
+    """Route one update: a group's first (never a personal base there), then commands and
+    buttons, then the user's mode decides."""
+    if update.in_group:
+        return group_message(update)
     if update.command == "clean_base" or (update.callback_data or "").startswith("clean_base"):
         return clean_base(update)
     if is_moderation_update(update):

@@ -132,11 +132,36 @@ def _attachments(message: Message) -> list[Attachment]:
     return found
 
 
-def to_incoming(update: Update) -> IncomingUpdate | None:
-    """Translate a PTB update; None for kinds grove does not handle (channel posts, …)."""
+BotIdentity = tuple[str | None, int]  # (username, id), from getMe
+
+
+def addressed_to(message: Message, bot: BotIdentity | None) -> bool:
+    """In a group: does the message mention the bot, reply to one of its messages, or carry a
+    command for it (`/start@bot`)? Telegram's privacy mode delivers little else; a bare
+    `/start` in a group may be meant for any bot and is not taken as addressed.
+
+    Without the bot's identity (an update resumed from the inbox before the bot has asked
+    Telegram who it is) nothing counts as addressed: the group gets no reply, never a leak.
+    """
+    if bot is None:
+        return False
+    username, bot_id = bot
+    replied = message.reply_to_message
+    if replied is not None and replied.from_user is not None and replied.from_user.id == bot_id:
+        return True
+    text = (message.text or message.caption or "").lower()
+    return bool(username) and f"@{username.lower()}" in text
+
+
+def to_incoming(update: Update, bot: BotIdentity | None = None) -> IncomingUpdate | None:
+    """Translate a PTB update; None for kinds grove does not handle (channel posts, …).
+
+    `bot` (username, id) tells whether a group message is addressed to this bot.
+    """
     user, chat = update.effective_user, update.effective_chat
     if user is None or chat is None:
         return None
+    chat_type = chat.type if chat.type in ("private", "group", "supergroup", "channel") else "group"
     if update.callback_query is not None:
         query = update.callback_query
         return IncomingUpdate(
@@ -147,6 +172,7 @@ def to_incoming(update: Update) -> IncomingUpdate | None:
             callback_data=query.data or "",
             callback_id=query.id,
             message_id=query.message.message_id if query.message else None,
+            chat_type=chat_type,
         )
     message = update.message or update.edited_message
     if message is None:
@@ -167,6 +193,8 @@ def to_incoming(update: Update) -> IncomingUpdate | None:
         command_args=args if command else "",
         message_id=message.message_id,
         attachments=_attachments(message),
+        chat_type=chat_type,
+        addressed=chat_type == "private" or addressed_to(message, bot),
     )
 
 
@@ -180,7 +208,7 @@ def build_application(settings: Settings, submit: Submit) -> Application:
     async def on_update(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         if not isinstance(update, Update):
             return
-        incoming = to_incoming(update)
+        incoming = to_incoming(update, (context.bot.username, context.bot.id))
         if incoming is None:
             log.info("ignoring update %s of an unsupported kind", update.update_id)
             return

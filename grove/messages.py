@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 Origin = Literal["telegram", "console"]
+ChatType = Literal["private", "group", "supergroup", "channel"]
 AttachmentKind = Literal["document", "voice", "audio", "video", "video_note", "photo"]
 
 
@@ -53,6 +54,15 @@ class IncomingUpdate(BaseModel):
     callback_id: str | None = None
     message_id: int | None = None
     attachments: list[Attachment] = Field(default_factory=list)
+    chat_type: ChatType = "private"
+    addressed: bool = Field(
+        default=True,
+        description="in a group: the message mentions the bot, replies to it or is a command for it",
+    )
+
+    @property
+    def in_group(self) -> bool:
+        return self.chat_type != "private"
 
     @property
     def kind(self) -> str:

@@ -174,6 +174,7 @@ class TelegramStandin:
         self._async_waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
         self._tokens: list[str] = []
         self._users: dict[int, JSONDict] = {}
+        self._groups: dict[int, JSONDict] = {}  # chat id (negative) → its chat object
         self._pending: list[JSONDict] = []
         # Telegram's update ids are unique for a bot for good (they start anywhere, then count up);
         # every stand-in plays the same bot against one database, so each starts somewhere new.
@@ -294,6 +295,35 @@ class TelegramStandin:
         if entities:
             body["entities"] = entities
         return self._user_message(user_id, body, first_name=first_name, username=username)
+
+    def send_group_text(
+        self, chat_id: int, user_id: int, text: str, *, reply_to: int | None = None, title: str = "Садоводы"
+    ) -> JSONDict:
+        """A user writes in a supergroup the bot is in (``chat_id`` negative, as Telegram's are).
+
+        Commands and ``@username`` mentions get their entities; ``reply_to`` makes it a reply to
+        that message of the group (the bot's, say), with the ``reply_to_message`` Telegram adds.
+        """
+        if chat_id >= 0:
+            raise ValueError("group chat ids are negative")
+        body: JSONDict = {"text": text}
+        entities = [
+            {"type": "bot_command", "offset": _utf16_len(text[: m.start()]), "length": _utf16_len(m.group())}
+            for m in _COMMAND_RE.finditer(text)
+        ] + [
+            {"type": "mention", "offset": _utf16_len(text[: m.start()]), "length": _utf16_len(m.group())}
+            for m in re.finditer(r"(?<![\w@])@[A-Za-z0-9_]{5,32}", text)
+        ]
+        if entities:
+            body["entities"] = sorted(entities, key=lambda e: e["offset"])
+        with self._lock:
+            self._groups.setdefault(chat_id, {"id": chat_id, "type": "supergroup", "title": title})
+            if reply_to is not None:
+                target = self._messages[(chat_id, reply_to)]
+                body["reply_to_message"] = {k: v for k, v in target.wire.items() if k != "reply_to_message"}
+            sender = self._user(user_id)
+            stored = self._add_message(chat_id, sender, body, from_bot=False)
+            return self._enqueue({"message": copy.deepcopy(stored.wire)})
 
     def send_document(
         self, user_id: int, content: bytes, file_name: str, mime_type: str, caption: str | None = None
@@ -791,6 +821,8 @@ class TelegramStandin:
         return copy.deepcopy(user)
 
     def _chat(self, chat_id: int) -> JSONDict:
+        if chat_id in self._groups:
+            return copy.deepcopy(self._groups[chat_id])
         user = self._user(chat_id)
         chat = {"id": chat_id, "type": "private", "first_name": user["first_name"]}
         if "username" in user:
