@@ -21,6 +21,7 @@ from nodes import confirmations
 from nodes.chat_history import clean_chat
 from nodes.classify_input import classify_input
 from nodes.consultation_state import clear_state
+from nodes.context_window import fit_question
 from nodes.document_store import delete_user_documents
 from nodes.domain_profile import active_profile
 from nodes.ingest_types import IngestItem
@@ -54,14 +55,20 @@ def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
 
     if not update.text:
         return _say(update, Reply(chat_id=update.chat_id, text=texts.CHAT_NEEDS_TEXT))
+    # A question longer than the model's room is cut before anything sees it, so neither this
+    # turn nor the history it is stored in can overflow the window.
+    question = fit_question(update.text)
     with typing_indicator(update.origin, update.chat_id), deadline(get_settings().chat_deadline):
         if active_profile() is not None:
-            answer = consultation(update.text, update.user_id, state.session_id)
+            answer = consultation(question.text, update.user_id, state.session_id)
         else:
-            answer = chat(update.text, update.user_id, state.session_id)
+            answer = chat(question.text, update.user_id, state.session_id)
     if answer.failed and (run := current_run()) is not None:
         run.fail(answer.failure or "no answer: the user got an apology")
-    return _say(update, Reply(chat_id=update.chat_id, text=answer.text, buttons=getattr(answer, "buttons", [])))
+    text = answer.text
+    if question.cut:
+        text = texts.question_cut(question.kept_chars, question.original_chars) + "\n\n" + text
+    return _say(update, Reply(chat_id=update.chat_id, text=text, buttons=getattr(answer, "buttons", [])))
 
 
 def culture_button(update: IncomingUpdate) -> list[Reply]:

@@ -63,6 +63,12 @@ BASE_KEPT = "Хорошо, база не тронута."
 CONSULTATION_APOLOGY = ("Извините, сейчас я не могу ответить: сервис ответов недоступен. "
                         "Повторите вопрос чуть позже.")
 # Shown instead of a degenerate draft: quoting the knowledge base, or saying plainly there is no answer.
+def question_cut(kept: int, original: int) -> str:
+    """Said above the answer to a question too long for the model."""
+    return (f"✂️ Сообщение очень длинное ({original} символов): я ответил на его начало, первые {kept} "
+            "символов. Длинный текст лучше прислать в режиме «База» — тогда по нему можно задавать вопросы.")
+
+
 GROUP_GO_PRIVATE = ("Ваша база и история чата — личные, поэтому в группах я с ними не работаю и ничего "
                     "не сохраняю. Напишите мне в личные сообщения: нажмите на моё имя и «Написать», "
                     "там /start.")

@@ -6,7 +6,8 @@ already fill it, and llama.cpp refuses a prompt that does not fit ("Requested
 tokens exceed context window"): without fitting, a user with a long history
 could no longer get any answer. So every request is fitted before it is sent:
 
-* the system rules and the question always stay;
+* the system rules and the question always stay — a question itself longer than
+  `QUESTION_SHARE` of the room is cut to it first (`fit_question`), and the user is told;
 * retrieved fragments come next, in rank order (the answer is grounded in them),
   but leave history at least `HISTORY_SHARE` of the room when history needs it;
 * history fills what is left, newest Q/A pairs first, whole pairs only;
@@ -25,9 +26,13 @@ from typing import Any, NamedTuple
 
 from grove.settings import get_settings
 from nodes.chat_history import ChatMessage
-from nodes.token_budget import MESSAGE_OVERHEAD, count_tokens
+from nodes.token_budget import MESSAGE_OVERHEAD, count_tokens, truncate_to_tokens
 
 HISTORY_SHARE = 0.25
+# A question may take half the room: the rules, fragments and history need the rest. (A
+# 20,000-character message was refused by llama.cpp, 8,069 tokens > 4,096, and the user read
+# the outage apology; stored whole, it broke every later turn of that history too.)
+QUESTION_SHARE = 0.5
 # llama.cpp's chatml-function-calling template adds ~130 tokens of instructions to the system
 # message when tools are offered (measured with the Qwen vocabulary), on top of the tool schemas.
 TOOL_TEMPLATE_TOKENS = 160
@@ -48,6 +53,22 @@ def prompt_room(tools: Sequence[dict[str, Any]] | None = None, max_tokens: int |
     if tools:
         room -= count_tokens(json.dumps(list(tools), ensure_ascii=False)) + TOOL_TEMPLATE_TOKENS
     return room
+
+
+class FittedQuestion(NamedTuple):
+    text: str
+    cut: bool
+    kept_chars: int
+    original_chars: int
+
+
+def fit_question(question: str) -> FittedQuestion:
+    """The question, cut to `QUESTION_SHARE` of the prompt room when it is longer."""
+    limit = int(prompt_room() * QUESTION_SHARE)
+    if count_tokens(question) <= limit:
+        return FittedQuestion(question, False, len(question), len(question))
+    kept = truncate_to_tokens(question, limit)
+    return FittedQuestion(kept, True, len(kept), len(question))
 
 
 def message_tokens(message: dict[str, Any] | ChatMessage) -> int:

@@ -287,3 +287,32 @@ async def test_postgres_lost_mid_turn_is_said_once_and_the_turn_runs_again(
                               (user_id,)).fetchall()
     assert stored == [("user", "Сколько азота нужно малине?"),
                       ("assistant", "Малине нужно 15 г азота на квадратный метр.")]
+
+
+async def test_a_question_longer_than_the_models_room_is_cut_and_said(
+    standin: TelegramStandin, llm: ScriptedLLM, store: str, user_id: int, env
+) -> None:  # type: ignore[no-untyped-def]
+    """Seen: a long message was refused by the model and the user read the outage apology; stored
+    whole, it would overflow every later turn of that history."""
+    from nodes.context_window import prompt_room, request_tokens
+
+    env(GROVE_LLM_CONTEXT_TOKENS="2000")
+    sentences = [f"Пункт {n}: у куста малины номер {n} желтеют листья, хотя полив и подкормка обычные."
+                 for n in range(60)]
+    question = " ".join(sentences)[:4000]  # Telegram's limit is 4,096 characters
+    llm.script(text("Похоже на хлороз: проверьте кислотность почвы."), text("Ещё раз: хлороз."))
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        [reply] = await ask(standin, user_id, question)
+        [again] = await ask(standin, user_id, "ещё раз")
+    assert reply["text"].startswith("✂️ Сообщение очень длинное (4000 символов)")
+    assert "хлороз" in reply["text"] and not reply["text"].count("Извините")
+    sent = llm.requests[0]["messages"][-1]["content"]
+    assert question.startswith(sent.rstrip("…").rstrip()) and len(sent) < len(question)
+    assert "хлороз" in again["text"]
+    for request in llm.requests:
+        assert request_tokens(request["messages"]) <= prompt_room()
+    with psycopg.connect(store) as conn:
+        stored = conn.execute("select content from chat_messages where user_id = %s and role = 'user'"
+                              " order by id limit 1", (user_id,)).fetchone()[0]
+    assert stored == sent  # the history holds what the model read
