@@ -169,6 +169,8 @@ def handle_update(update: IncomingUpdate) -> list[Reply]:
         return moderation(update)
     if update.command == "clean_chat" or update.callback_data == "clean_chat":
         return clean_chat_history(update)
+    if update.command == "help":
+        return _say(update, Reply(chat_id=update.chat_id, text=texts.HELP))
     if (update.callback_data or "").startswith("culture:"):
         return culture_button(update)
     if update.command in MENU_COMMANDS or update.callback_data is not None:

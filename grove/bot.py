@@ -18,8 +18,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from telegram import Message, Update
-from telegram.error import NetworkError
+from telegram import BotCommand, BotCommandScopeChat, Message, Update
+from telegram.error import NetworkError, TelegramError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -225,10 +225,31 @@ def build_application(settings: Settings, submit: Submit) -> Application:
         request=HTTPXRequest(connection_pool_size=64),
         get_updates_request=HTTPXRequest(read_timeout=settings.telegram_poll_timeout + 10),
     )
-    application = ApplicationBuilder().bot(bot).update_queue(DurableUpdateQueue()).build()
+    async def announce_commands(application: Application) -> None:
+        await set_commands(application.bot, settings.admin_ids)
+
+    application = (ApplicationBuilder().bot(bot).update_queue(DurableUpdateQueue())
+                   .post_init(announce_commands).build())
     application.add_handler(TypeHandler(Update, on_update))
     application.add_error_handler(on_error)
     return application
+
+
+async def set_commands(bot: Any, admin_ids: list[int]) -> None:
+    """The command menu users see next to the input field; admins' chats also list /moderation.
+
+    A failure is logged, not fatal: the commands work typed, with or without the menu.
+    """
+    from flows.texts import ADMIN_COMMANDS, COMMANDS
+
+    everyone = [BotCommand(name, description) for name, description in COMMANDS]
+    admin = everyone + [BotCommand(name, description) for name, description in ADMIN_COMMANDS]
+    try:
+        await bot.set_my_commands(everyone)
+        for admin_id in admin_ids:
+            await bot.set_my_commands(admin, scope=BotCommandScopeChat(admin_id))
+    except TelegramError as exc:
+        log.warning("the command menu could not be set: %s", exc)
 
 
 def webhook_options(settings: Settings) -> dict[str, Any]:

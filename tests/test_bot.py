@@ -138,3 +138,16 @@ async def test_webhook_mode_receives_updates(standin: TelegramStandin, store: st
             await app.stop()
     assert refused.status_code == 403 and accepted.status_code == 200
     assert menu["text"] == "Выберите режим работы"
+
+
+async def test_the_command_menu_and_help(standin: TelegramStandin, user_id: int, other_user_id: int, env) -> None:  # type: ignore[no-untyped-def]
+    admin = other_user_id
+    env(GROVE_ADMIN_IDS=f"[{admin}]")
+    async with running(new_bot()):
+        await standin.wait_for_calls_async("setMyCommands", 2)
+        standin.send_text(user_id, "/help")
+        [reply] = await standin.wait_for_bot_messages_async(user_id, 1)
+    assert [c["command"] for c in standin.my_commands()] == ["start", "help", "clean_chat", "clean_base"]
+    assert [c["command"] for c in standin.my_commands(admin)][-1] == "moderation"
+    assert standin.my_commands(user_id) == []  # a user who is no admin sees the default list only
+    assert "20 МБ" in reply["text"] and "«База»" in reply["text"] and "/clean_base" in reply["text"]

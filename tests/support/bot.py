@@ -44,6 +44,8 @@ async def running(app: Application, *, worker: bool = False) -> AsyncIterator[Ap
     jobs = JobWorker(poll=0.2).start() if worker else None
     try:
         async with app:
+            if app.post_init is not None:  # run_polling / run_webhook call it after initialize()
+                await app.post_init(app)
             await app.start()
             await app.updater.start_polling(poll_interval=0.0, timeout=1)
             try:

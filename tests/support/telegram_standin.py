@@ -513,10 +513,11 @@ class TelegramStandin:
         with self._lock:
             return self._files[file_id].content
 
-    def my_commands(self) -> list[JSONDict]:
-        """The command list last set with setMyCommands for the default scope and language."""
+    def my_commands(self, chat_id: int | None = None) -> list[JSONDict]:
+        """The command list last set with setMyCommands for the default scope (or one chat's) and language."""
+        params = {} if chat_id is None else {"scope": {"type": "chat", "chat_id": chat_id}}
         with self._lock:
-            return copy.deepcopy(self._commands.get(_commands_key({}), []))
+            return copy.deepcopy(self._commands.get(_commands_key(params), []))
 
     # ------------------------------------------------------------------ HTTP layer
 
@@ -1029,7 +1030,10 @@ def _describe_message(view: JSONDict) -> str:
 
 
 def _commands_key(params: JSONDict) -> str:
-    return json.dumps([params.get("scope") or {"type": "default"}, params.get("language_code") or ""], sort_keys=True)
+    scope = params.get("scope") or {"type": "default"}
+    if isinstance(scope, str):  # a form-encoded request carries the object as JSON text
+        scope = json.loads(scope)
+    return json.dumps([scope, params.get("language_code") or ""], sort_keys=True)
 
 
 def _chat_id(params: JSONDict) -> int:
