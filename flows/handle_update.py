@@ -68,7 +68,8 @@ def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
     text = answer.text
     if question.cut:
         text = texts.question_cut(question.kept_chars, question.original_chars) + "\n\n" + text
-    return _say(update, Reply(chat_id=update.chat_id, text=text, buttons=getattr(answer, "buttons", [])))
+    return _say(update, Reply(chat_id=update.chat_id, text=text, buttons=getattr(answer, "buttons", []),
+                              markdown=not answer.failed))
 
 
 def culture_button(update: IncomingUpdate) -> list[Reply]:

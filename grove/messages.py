@@ -82,3 +82,6 @@ class Reply(BaseModel):
     text: str
     buttons: list[list[Button]] = Field(default_factory=list)
     parse_mode: Literal["HTML", "MarkdownV2"] | None = None
+    markdown: bool = Field(
+        default=False, description="the text is a model's Markdown: each piece is sent as Telegram HTML"
+    )

@@ -25,6 +25,7 @@ from grove import outbox
 from grove.messages import Origin, Reply
 from grove.observe import task
 from grove.settings import get_settings
+from nodes.telegram_html import markdown_html, plain
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +111,7 @@ def _markup(reply: Reply) -> InlineKeyboardMarkup | None:
 
 
 def _print_reply(reply: Reply) -> None:
-    print(f"\n🤖 {reply.text}")
+    print(f"\n🤖 {plain(reply.text) if reply.markdown else reply.text}")
     for row in reply.buttons:
         print("   " + "  ".join(f"[{b.label}]" for b in row))
 
@@ -139,12 +140,12 @@ def deliver_row(row: outbox.OutboxRow, sent: Callable[[int], None]) -> None:
     """
     reply = Reply.model_validate(row.payload)
     if row.edit_message_id is not None:
-        text = split_text(reply.text)[0]
+        text, mode = _formatted(reply, split_text(reply.text)[0])
         try:
             _with_retries(lambda b: b.edit_message_text(text, chat_id=reply.chat_id,
                                                           message_id=row.edit_message_id,
                                                           reply_markup=_markup(reply),
-                                                          parse_mode=reply.parse_mode))
+                                                          parse_mode=mode))
             sent(row.edit_message_id)
             return
         except outbox.Undeliverable as exc:
@@ -156,11 +157,26 @@ def deliver_row(row: outbox.OutboxRow, sent: Callable[[int], None]) -> None:
     pieces = split_text(reply.text)
     for index in range(row.pieces_sent, len(pieces)):
         markup = _markup(reply) if index == len(pieces) - 1 else None
-        kwargs: dict[str, Any] = {"chat_id": reply.chat_id, "text": pieces[index], "reply_markup": markup}
-        if reply.parse_mode:
-            kwargs["parse_mode"] = reply.parse_mode
-        message = _with_retries(lambda b, kw=kwargs: b.send_message(**kw))
+        text, mode = _formatted(reply, pieces[index])
+        kwargs: dict[str, Any] = {"chat_id": reply.chat_id, "text": text, "reply_markup": markup}
+        if mode:
+            kwargs["parse_mode"] = mode
+        try:
+            message = _with_retries(lambda b, kw=kwargs: b.send_message(**kw))
+        except outbox.Undeliverable as exc:
+            if not (reply.markdown and "entities" in str(exc).lower()):
+                raise
+            log.warning("Telegram refused the converted HTML (%s): sending the piece as plain text", exc)
+            kwargs.update(text=plain(pieces[index]), parse_mode=None)
+            message = _with_retries(lambda b, kw=kwargs: b.send_message(**kw))
         sent(message.message_id)
+
+
+def _formatted(reply: Reply, piece: str) -> tuple[str, str | None]:
+    """A piece as sent: a model's Markdown becomes Telegram HTML (split first, so no tag is cut)."""
+    if reply.markdown:
+        return markdown_html(piece), "HTML"
+    return piece, reply.parse_mode
 
 
 def _with_retries(action: Callable[[Bot], Awaitable[T]], attempts: int = 4) -> T:

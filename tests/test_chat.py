@@ -316,3 +316,20 @@ async def test_a_question_longer_than_the_models_room_is_cut_and_said(
         stored = conn.execute("select content from chat_messages where user_id = %s and role = 'user'"
                               " order by id limit 1", (user_id,)).fetchone()[0]
     assert stored == sent  # the history holds what the model read
+
+
+async def test_the_models_markdown_reaches_the_user_as_formatting(
+    standin: TelegramStandin, llm: ScriptedLLM, user_id: int
+) -> None:
+    """Seen: replies went as plain text, so users read raw backticks and asterisks."""
+    llm.script(text("**Азот** весной: `15 г` мочевины, не больше 20 г < 25 г."),
+               text("**Калий** летом."))
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        [formatted] = await ask(standin, user_id, "Чем подкормить малину весной?")
+        # Telegram refuses the HTML once (as it does for entities it cannot parse): plain text, not lost.
+        standin.fail_next("sendMessage", description="Bad Request: can't parse entities: unexpected end tag")
+        [fallback] = await ask(standin, user_id, "А летом?")
+    assert formatted["parse_mode"] == "HTML"  # and the stand-in's parser of Telegram's HTML accepted it
+    assert formatted["text"] == "<b>Азот</b> весной: <code>15 г</code> мочевины, не больше 20 г &lt; 25 г."
+    assert fallback["parse_mode"] is None and fallback["text"] == "Калий летом."

@@ -1,0 +1,43 @@
+"""The model's Markdown as Telegram HTML, checked against the stand-in's parser of Telegram's HTML subset."""
+
+from __future__ import annotations
+
+import pytest
+
+from nodes.telegram_html import markdown_html, plain
+from tests.support.telegram_standin import _parse_markup
+
+ANSWER = """## Полив
+**Важно:** лейте `2 л` под куст, *не* на листья; 2*3 < 10 & file_name_x.pdf
+- пункт [1] [сайт](https://example.org/a?b=1&c=2)
+```
+x < y && z
+```
+~~старое~~ __жирно__ _курсив_"""
+
+
+def test_markdown_becomes_telegrams_html_subset() -> None:
+    converted = markdown_html(ANSWER)
+    assert converted.splitlines() == [
+        "<b>Полив</b>",
+        "<b>Важно:</b> лейте <code>2 л</code> под куст, <i>не</i> на листья; 2*3 &lt; 10 &amp; file_name_x.pdf",
+        '• пункт [1] <a href="https://example.org/a?b=1&amp;c=2">сайт</a>',
+        "<pre>x &lt; y &amp;&amp; z</pre>",
+        "<s>старое</s> <b>жирно</b> <i>курсив</i>",
+    ]
+    error, visible = _parse_markup(converted, "HTML")
+    assert error is None and "2*3 < 10 & file_name_x.pdf" in visible and "**" not in visible
+
+
+@pytest.mark.parametrize("text", [
+    "a < b > c & d", "**незакрытое", "`код без конца", "```\nблок без конца", "*a **b* c**",
+    "snake_case_name и __init__", "[ссылка](javascript:alert(1))", "<b>не тег</b>",
+])
+def test_whatever_the_model_writes_the_html_parses(text: str) -> None:
+    error, visible = _parse_markup(markdown_html(text), "HTML")
+    assert error is None, (text, markdown_html(text))
+    assert visible.strip()
+
+
+def test_the_plain_fallback_drops_markers_only() -> None:
+    assert plain("**Важно:** `2 л`, [сайт](https://e.org)") == "Важно: 2 л, сайт (https://e.org)"
