@@ -24,10 +24,11 @@ from nodes.consultation_state import clear_state
 from nodes.context_window import fit_question
 from nodes.document_store import delete_user_documents
 from nodes.domain_profile import active_profile
-from nodes.ingest_types import IngestItem
+from nodes.ingest_types import IngestError, IngestItem
 from nodes.telegram_reply import answer_callback, send_reply, typing_indicator
 from nodes.topics import close_user_topics
 from nodes.user_state import UserState, read_user_state, start_new_session
+from nodes.voice_question import spoken, transcribe_question
 
 MENU_COMMANDS = {"start", "menu", "reset", "mode"}
 
@@ -53,8 +54,20 @@ def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
     from flows.chat import chat
     from flows.consultation import consultation
 
+    said = ""
     if not update.text:
-        return _say(update, Reply(chat_id=update.chat_id, text=texts.CHAT_NEEDS_TEXT))
+        voice = spoken(update.attachments)
+        if voice is None:
+            return _say(update, Reply(chat_id=update.chat_id, text=texts.CHAT_NEEDS_TEXT))
+        try:
+            with typing_indicator(update.origin, update.chat_id):
+                heard = transcribe_question(voice)
+        except IngestError as exc:
+            if (run := current_run()) is not None:
+                run.fail(f"voice question not transcribed: {exc.reason}")
+            return _say(update, Reply(chat_id=update.chat_id, text=exc.user_message))
+        said = texts.voice_heard(heard)
+        update = update.model_copy(update={"text": heard})
     # A question longer than the model's room is cut before anything sees it, so neither this
     # turn nor the history it is stored in can overflow the window.
     question = fit_question(update.text)
@@ -68,6 +81,8 @@ def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
     text = answer.text
     if question.cut:
         text = texts.question_cut(question.kept_chars, question.original_chars) + "\n\n" + text
+    if said:
+        text = f"{said}\n\n{text}"
     return _say(update, Reply(chat_id=update.chat_id, text=text, buttons=getattr(answer, "buttons", []),
                               markdown=not answer.failed))
 

@@ -24,9 +24,15 @@ UNKNOWN_BUTTON = "Эта кнопка устарела или мне неизв�
 UNKNOWN_BUTTON_TOAST = "Неизвестная кнопка"
 NO_MODE_YET = "Сначала выберите режим работы:"
 CHAT_NEEDS_TEXT = (
-    "В режиме «Чат» я отвечаю на вопросы текстом. Чтобы добавить файл или запись в базу, "
+    "В режиме «Чат» я отвечаю на вопросы — текстом или голосом. Чтобы добавить файл в базу, "
     "переключитесь в режим «База»: /start."
 )
+
+
+def voice_heard(text: str, limit: int = 300) -> str:
+    """The transcript shown back above the answer, so a misheard question is seen at once."""
+    shown = text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return f"🎤 «{shown}»"
 CHAT_CLEANED = "История чата очищена."
 STORE_DOWN = ("База данных сейчас недоступна. Ваше сообщение не потеряно: я отвечу на него, "
               "как только она снова заработает.")

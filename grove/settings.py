@@ -307,6 +307,9 @@ class Settings(BaseSettings):
     fetch_timeout: float = 20.0
     allow_loopback_urls: bool = Field(default=False, description="Tests serve pages on 127.0.0.1.")
     max_media_seconds: float = 3 * 3600
+    voice_question_max_seconds: float = Field(
+        default=300, description="A voice question in Чат longer than this is refused (it belongs in База)."
+    )
 
     @field_validator("database_url", "prefect_api_url", "llm_api_key", mode="before")
     @classmethod

@@ -101,11 +101,11 @@ async def test_users_are_routed_by_their_own_mode(
             await standin.wait_for_bot_messages_async(uid, 1)
             standin.press_button(uid, mode)
             await standin.wait_for_bot_messages_async(uid, 2)
-        standin.send_voice(user_id, b"OggS-not-really", duration=1)  # chat mode wants text
+        standin.send_document(user_id, b"%PDF-1.4 not really", "a.pdf", "application/pdf")  # chat: questions
         standin.send_text(other_user_id, "документ")
         mine = await standin.wait_for_bot_messages_async(user_id, 3)
         theirs = await standin.wait_for_bot_messages_async(other_user_id, 3)
-    assert "В режиме «Чат» я отвечаю на вопросы текстом" in mine[2]["text"]
+    assert "В режиме «Чат» я отвечаю на вопросы" in mine[2]["text"]
     assert theirs[2]["text"].startswith("Пришлите ссылку")
 
 

@@ -333,3 +333,23 @@ async def test_the_models_markdown_reaches_the_user_as_formatting(
     assert formatted["parse_mode"] == "HTML"  # and the stand-in's parser of Telegram's HTML accepted it
     assert formatted["text"] == "<b>Азот</b> весной: <code>15 г</code> мочевины, не больше 20 г &lt; 25 г."
     assert fallback["parse_mode"] is None and fallback["text"] == "Калий летом."
+
+
+async def test_a_voice_question_is_heard_shown_and_answered(
+    standin: TelegramStandin, llm: ScriptedLLM, user_id: int, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """A voice note is how people ask in Telegram; it used to be refused in Чат."""
+    from tests.support.prerequisites import require
+    from tests.support.speech import chunked, festival_missing, speak, write_audio
+
+    require(festival_missing())
+    voice = write_audio(tmp_path / "question.ogg", chunked(speak("Чем подкормить малину весной?", tmp_path, "q")))
+    llm.script(text("Азотом: 15 г мочевины на квадратный метр."))
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        before = len(standin.bot_messages(user_id))
+        standin.send_voice(user_id, voice.read_bytes(), duration=3)
+        [reply] = (await standin.wait_for_bot_messages_async(user_id, before + 1, timeout=180))[before:]
+    heard = llm.requests[0]["messages"][-1]["content"]
+    assert "малин" in heard.lower() and "[" not in heard  # the transcript, without timestamps
+    assert reply["text"].startswith(f"🎤 «{heard}»") and "15 г мочевины" in reply["text"]
