@@ -69,11 +69,6 @@ BASE_KEPT = "Хорошо, база не тронута."
 CONSULTATION_APOLOGY = ("Извините, сейчас я не могу ответить: сервис ответов недоступен. "
                         "Повторите вопрос чуть позже.")
 # Shown instead of a degenerate draft: quoting the knowledge base, or saying plainly there is no answer.
-# The command menu Telegram shows (setMyCommands); admins also get `ADMIN_COMMANDS`.
-COMMANDS = (("start", "Выбрать режим: Чат или База"), ("help", "Что я умею и какие есть ограничения"),
-            ("clean_chat", "Очистить историю чата"), ("clean_base", "Удалить мою базу документов"))
-ADMIN_COMMANDS = (("moderation", "Очередь ответов на модерацию"),)
-
 HELP = """Я веду вашу личную базу знаний и отвечаю на вопросы по ней.
 
 Режимы (переключаются командой /start):

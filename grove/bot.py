@@ -235,13 +235,17 @@ def build_application(settings: Settings, submit: Submit) -> Application:
     return application
 
 
+# The command menu Telegram shows (setMyCommands); admins' chats also get `ADMIN_COMMANDS`.
+COMMANDS = (("start", "Выбрать режим: Чат или База"), ("help", "Что я умею и какие есть ограничения"),
+            ("clean_chat", "Очистить историю чата"), ("clean_base", "Удалить мою базу документов"))
+ADMIN_COMMANDS = (("moderation", "Очередь ответов на модерацию"),)
+
+
 async def set_commands(bot: Any, admin_ids: list[int]) -> None:
     """The command menu users see next to the input field; admins' chats also list /moderation.
 
     A failure is logged, not fatal: the commands work typed, with or without the menu.
     """
-    from flows.texts import ADMIN_COMMANDS, COMMANDS
-
     everyone = [BotCommand(name, description) for name, description in COMMANDS]
     admin = everyone + [BotCommand(name, description) for name, description in ADMIN_COMMANDS]
     try:
