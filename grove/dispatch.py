@@ -33,7 +33,7 @@ from grove import inbox, observe, outbox
 from grove.db import StoreUnavailable, unit_of_work
 from grove.messages import IncomingUpdate, Reply
 from grove.settings import get_settings
-from nodes.telegram_reply import deliver_row, send_now
+from nodes.telegram_reply import console_turn, deliver_row, send_now
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +49,8 @@ def process(update: IncomingUpdate) -> list[Reply]:
     replies: list[Reply] = []
     with observe.run("handle-update", run_name(parameters), parameters, tags=[f"user:{update.user_id}"]) as run:
         try:
-            with unit_of_work(), (outbox.collecting(source) if source else nullcontext()):
+            with (console_turn() if update.origin == "console" else nullcontext()), unit_of_work(), \
+                    (outbox.collecting(source) if source else nullcontext()):
                 replies = handle_update.fn(update)
                 if durable:
                     inbox.finish(update.update_id, "failed" if run.failure else "done",  # type: ignore[arg-type]

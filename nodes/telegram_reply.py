@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
@@ -110,6 +111,28 @@ def _markup(reply: Reply) -> InlineKeyboardMarkup | None:
     )
 
 
+# Console replies made inside a turn wait here until the turn's transaction commits (`console_turn`).
+_console_held: ContextVar[list[Reply] | None] = ContextVar("console_held", default=None)
+
+
+@contextmanager
+def console_turn() -> Iterator[None]:
+    """Hold the console's replies until the block ends, then print them.
+
+    Like Telegram replies in the outbox, a console reply is shown only once the turn that made
+    it has committed: printed mid-turn, «Режим «Чат» включён» could be read and the console
+    closed before the mode was stored.
+    """
+    held: list[Reply] = []
+    token = _console_held.set(held)
+    try:
+        yield
+    finally:
+        _console_held.reset(token)
+    for reply in held:  # not reached when the turn failed: its writes were rolled back too
+        _print_reply(reply)
+
+
 def _print_reply(reply: Reply) -> None:
     print(f"\n🤖 {plain(reply.text) if reply.markdown else reply.text}")
     for row in reply.buttons:
@@ -124,7 +147,11 @@ def send_reply(origin: Origin, reply: Reply) -> list[int]:
     and delivered once the turn commits; the ids are then known only to the outbox.
     """
     if origin == "console":
-        _print_reply(reply)
+        held = _console_held.get()
+        if held is not None:
+            held.append(reply)
+        else:
+            _print_reply(reply)
         return []
     if outbox.current_source() is not None:
         outbox.add(reply.chat_id, reply.model_dump(mode="json"))

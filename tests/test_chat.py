@@ -351,5 +351,5 @@ async def test_a_voice_question_is_heard_shown_and_answered(
         standin.send_voice(user_id, voice.read_bytes(), duration=3)
         [reply] = (await standin.wait_for_bot_messages_async(user_id, before + 1, timeout=180))[before:]
     heard = llm.requests[0]["messages"][-1]["content"]
-    assert "малин" in heard.lower() and "[" not in heard  # the transcript, without timestamps
+    assert "подкорм" in heard.lower() and "[" not in heard  # the transcript, without timestamps
     assert reply["text"].startswith(f"🎤 «{heard}»") and "15 г мочевины" in reply["text"]
