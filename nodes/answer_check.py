@@ -130,6 +130,30 @@ def _echo(draft: Draft) -> bool:
     return similarity(draft.body, draft.question) >= 0.9
 
 
+_REFUSAL = re.compile(r"(?:об этом|этого|ответа)\s+(?:не\s+сказано|нет)|не\s+(?:нашёл|нашел|найден)|"
+                      r"нет\s+(?:информации|сведений|данных)", re.IGNORECASE)
+# A refusal is overruled only when a fragment sentence holds this weighted share of the question's terms.
+REFUSAL_OVERRULE_COVERAGE = 0.5
+
+
+def _refused(draft: Draft) -> bool:
+    """«В ваших документах об этом не сказано» while a fragment sentence plainly matches the question.
+
+    Seen with the local model in bench/answer_eval: the right fragment was in the prompt (the
+    search gate had passed it) and the model still said the documents do not say. A short
+    refusal with such a fragment shown is replaced by the quote; when no sentence covers the
+    question, the refusal stands (it may be true).
+    """
+    if not draft.fragments or len(words(draft.body)) > 30 or not _REFUSAL.search(draft.body):
+        return False
+    wanted = term_set(draft.question)
+    found = [term_set(span.text) for f in draft.fragments for span in sentences(f)]
+    if not wanted or not found:
+        return False
+    weights = Weights(found)
+    return max(weights.coverage(wanted, terms) for terms in found) >= REFUSAL_OVERRULE_COVERAGE
+
+
 def _too_long(draft: Draft) -> bool:
     return draft.max_chars is not None and len(draft.body) > draft.max_chars
 
@@ -142,6 +166,7 @@ CHECKS: dict[str, Callable[[Draft], bool]] = {
     "off_topic": _off_topic,
     "echo": _echo,
     "too_long": _too_long,
+    "refused": _refused,
 }
 
 

@@ -286,3 +286,22 @@ def test_a_degenerate_consultation_answer_is_quoted_and_not_queued(
     with psycopg.connect(store) as conn:  # the turn is still logged in the history
         logged = conn.execute("select count(*) from chat_messages where user_id = %s", (user_id,)).fetchone()[0]
     assert logged == 2
+
+
+def test_a_refusal_with_the_answer_in_the_fragments_gets_the_quote(
+        store: str, local: ScriptedLLM, user_id: int) -> None:
+    """Seen in bench/answer_eval: the right fragment in the prompt, and «об этом не сказано»."""
+    index(user_id, "малина.pdf", RASPBERRY)
+    local.script(text("В ваших документах об этом не сказано."))
+    answer = ask_chat(SPRING, user_id)
+    assert answer.fallback and "refused" in answer.degenerate
+    assert answer.text.startswith(EXTRACT_LEAD) and RASPBERRY[0] in answer.text
+    assert re.search(r"малина\.pdf, с\. 1\b", sources(answer.text))
+
+
+def test_a_refusal_stands_when_no_fragment_sentence_matches(store: str, user_id: int) -> None:
+    from nodes.answer_check import check_answer
+
+    checked = check_answer("В ваших документах об этом не сказано.", "Как перезимовать голубике на балконе?",
+                           ["Ремонтантную малину весной подкармливают азотом."])
+    assert not checked.fallback and checked.text == "В ваших документах об этом не сказано."
