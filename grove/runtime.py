@@ -275,6 +275,10 @@ def up(*, console: bool | None = None) -> int:
     """Run the whole service in the foreground until Ctrl-C."""
     settings = get_settings()
     signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    # Ctrl-C stops the service even when it was started with SIGINT ignored — which a shell does
+    # to every background job (`grove up &`, a CI step run in the background): Python then
+    # installs no KeyboardInterrupt handler of its own, and SIGINT would do nothing at all.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     # Prefect's client state (profiles, results) lives with the rest of the project data.
     os.environ.setdefault("PREFECT_HOME", str(settings.prefect_home))
     stack = Stack()
