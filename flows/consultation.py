@@ -191,11 +191,10 @@ def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: 
                            max_chars=settings.local_answer_max_chars if local else None,
                            truncated=reply.finish_reason == "length", lead=texts.CONSULTATION_EXTRACT_LEAD,
                            no_answer=texts.CONSULTATION_NO_ANSWER)
-    answer = checked.text or "Не удалось сформулировать ответ."
+    if not checked.text:  # nothing to show is no answer to queue either
+        checked = checked.model_copy(update={"text": "Не удалось сформулировать ответ.", "fallback": True})
     block = source_block(snippets, checked.used)
-    if not checked.text:
-        checked = checked.model_copy(update={"text": answer, "fallback": True})
-    answer = f"{answer}\n\n{block}" if block else answer
+    answer = f"{checked.text}\n\n{block}" if block else checked.text
     if checked.fallback:
         trace.append(f"draft failed {', '.join(checked.degenerate)}: fallback shown, not queued")
     return _Asked(text=answer, body=checked.text, snippets=snippets, trace=trace, signals=policy.signal_names,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -149,8 +150,8 @@ def addressed_to(message: Message, bot: BotIdentity | None) -> bool:
     replied = message.reply_to_message
     if replied is not None and replied.from_user is not None and replied.from_user.id == bot_id:
         return True
-    text = (message.text or message.caption or "").lower()
-    return bool(username) and f"@{username.lower()}" in text
+    text = message.text or message.caption or ""
+    return bool(username) and re.search(rf"@{re.escape(username)}\b", text, re.IGNORECASE) is not None
 
 
 def to_incoming(update: Update, bot: BotIdentity | None = None) -> IncomingUpdate | None:

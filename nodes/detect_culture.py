@@ -53,8 +53,7 @@ def detect(text: str, profile: DomainProfile) -> CultureGuess:
     crop = profile.crop_of(label)
     if crop is not None and crop not in profile.crops_named(text):
         # The profile's rules do not confirm the crop: it is the model's invention.
-        return CultureGuess(culture=named if profile.case_of(named) != "unclear" else profile.unclear[0],
-                            by="keywords", raw=reply.content)
+        return CultureGuess(culture=named, by="keywords", raw=reply.content)
     return CultureGuess(culture=label, by="llm", raw=reply.content)
 
 

@@ -257,15 +257,20 @@ def complete(
         if left is not None and timeout >= left:
             raise LLMDeadlineExceeded(f"no answer within the turn's deadline: {exc!r}") from exc
         raise TransientLLMError(f"LLM endpoint unreachable or slow: {exc!r}") from exc
-    if response.status_code == 429 or response.status_code >= 500:
-        raise TransientLLMError(f"LLM endpoint answered {response.status_code}: {response.text[:300]}")
-    if response.status_code >= 400:
-        raise LLMError(f"LLM endpoint refused the request ({response.status_code}): {response.text[:300]}")
+    _raise_for_status(response)
     try:
         body = response.json()
     except ValueError as exc:
         raise TransientLLMError(f"LLM endpoint sent a non-JSON body: {response.text[:200]}") from exc
     return parse_reply(body)
+
+
+def _raise_for_status(response: httpx.Response) -> None:
+    """429 and 5xx are worth a retry; any other 4xx is a refusal."""
+    if response.status_code == 429 or response.status_code >= 500:
+        raise TransientLLMError(f"LLM endpoint answered {response.status_code}: {response.text[:300]}")
+    if response.status_code >= 400:
+        raise LLMError(f"LLM endpoint refused the request ({response.status_code}): {response.text[:300]}")
 
 
 def _streamed(url: str, payload: dict[str, Any], headers: dict[str, str], timeout: float, *,
@@ -281,8 +286,7 @@ def _streamed(url: str, payload: dict[str, Any], headers: dict[str, str], timeou
                               timeout=httpx.Timeout(timeout, connect=10.0)) as response:
             if response.status_code >= 400:
                 response.read()
-                kind = TransientLLMError if response.status_code == 429 or response.status_code >= 500 else LLMError
-                raise kind(f"LLM endpoint answered {response.status_code}: {response.text[:300]}")
+                _raise_for_status(response)
             for line in response.iter_lines():
                 if time.monotonic() > give_up:
                     raise httpx.ReadTimeout(f"no complete answer within {timeout:.0f} s")

@@ -39,7 +39,7 @@ def transcribe_question(attachment: Attachment) -> str:
         raise IngestError(f"Голосовой вопрос длиннее {limit // 60:.0f} мин. Задайте его короче или текстом; "
                           "длинные записи можно добавить в базу в режиме «База».",
                           f"voice question of {attachment.duration} s > {limit} s")
-    [item] = [i for i in classify_message(None, [attachment]) if i.kind == "media"] or [None]
+    item = next((i for i in classify_message(None, [attachment]) if i.kind == "media"), None)
     if item is None:
         raise IngestError("Это не похоже на голосовое сообщение.", f"attachment {attachment.kind} is not media")
     downloaded = download_telegram_file(item)

@@ -55,23 +55,24 @@ def error(status: int, message: str = "scripted failure") -> Step:
     return lambda request: Response(status=status, body={"error": {"message": message}})
 
 
-def slow(seconds: float, then: Step) -> Step:
+def _timed(then: Step, **timing: float) -> Step:
     def step(request: Body) -> Response:
         response = then(request)
-        response.delay = seconds
+        for name, seconds in timing.items():
+            setattr(response, name, seconds)
         return response
 
     return step
+
+
+def slow(seconds: float, then: Step) -> Step:
+    """`then`, answered after `seconds`."""
+    return _timed(then, delay=seconds)
 
 
 def trickle(seconds: float, then: Step) -> Step:
     """`then`, streamed with `seconds` between its pieces (a slow local model)."""
-    def step(request: Body) -> Response:
-        response = then(request)
-        response.piece_delay = seconds
-        return response
-
-    return step
+    return _timed(then, piece_delay=seconds)
 
 
 def _completion(message: Body, finish_reason: str) -> Body:
