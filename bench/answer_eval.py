@@ -1,6 +1,6 @@
 """Answers end to end with the offline default: does a user get the right fact, cited, readably?
 
-Run: .venv/bin/python -m bench.answer_eval [--configs before,after,...] [--every 4] [--dump answers.json]
+Run: .venv/bin/python -m bench.answer_eval [--configs before,after,...] [--every 4] [--offset 0] [--dump answers.json]
 
 Questions — the rule, fixed before any answer was generated: from each needle set
 (bench/sets/texlive_pdf_ru.json, bench/sets/gimp_html_ru.json) the questions at positions
@@ -92,9 +92,10 @@ json.dump(out, sys.stdout, ensure_ascii=False)
 '''
 
 
-def picked(evalset: EvalSet, every: int) -> list[Question]:
-    """The rule: positions 0, every, 2·every, … in the set's own order."""
-    return evalset.questions[::every]
+def picked(evalset: EvalSet, every: int, offset: int = 0) -> list[Question]:
+    """The rule: positions 0, every, 2·every, … in the set's own order (`offset` shifts them: a
+    development sample that never overlaps the measured one at offset 0)."""
+    return evalset.questions[offset::every]
 
 
 # --------------------------------------------------------------------------- judging
@@ -201,11 +202,22 @@ def run_config(name: str, tree: Path, env_changes: dict[str, str], questions: li
     return [a for a in json.loads(process.stdout) if a["id"] != "warm-up"]
 
 
+def server_rss(server: Any) -> str:
+    """The local model server's resident memory (its whole process tree), to see whether turns grow it."""
+    import psutil
+
+    root = psutil.Process(server.child.process.pid)
+    total = sum(p.memory_info().rss for p in [root, *root.children(recursive=True)])
+    return f"{total / 2**20:,.0f} MB"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--configs", default="before,after")
     parser.add_argument("--before-ref", default="main")
     parser.add_argument("--every", type=int, default=4)
+    parser.add_argument("--offset", type=int, default=0,
+                        help="positions offset, offset+every, …: another sample for developing (0 is the measured one)")
     parser.add_argument("--dump", type=Path, default=None, help="write every answer and verdict as JSON")
     args = parser.parse_args()
     names = [n for n in args.configs.split(",") if n]
@@ -224,17 +236,20 @@ def main() -> None:
     with stores(SETS) as sets:
         url = server.start()
         try:
-            by_id = {q.id: (q, s) for s in sets for q in picked(s, args.every)}
+            by_id = {q.id: (q, s) for s in sets for q in picked(s, args.every, args.offset)}
             questions = [{"id": q.id, "text": q.text, "owner": s.owner} for q, s in by_id.values()]
-            print(f"{len(questions)} questions: every {args.every}th of {', '.join(s.name for s in sets)}", flush=True)
+            print(f"{len(questions)} questions: every {args.every}th from position {args.offset} of "
+                  f"{', '.join(s.name for s in sets)}", flush=True)
             base_env = {k: v for k, v in os.environ.items() if not k.startswith(("GROVE_", "PREFECT_"))}
             base_env.update({"DATABASE_URL": os.environ["DATABASE_URL"], "GROVE_LOCAL_LLM_URL": url,
                              "GROVE_MODELS_DIR": str(settings.models_dir), "GROVE_DATA_DIR": str(work / "data"),
                              "GROVE_LLM_RETRIES": "0", "GROVE_LLM_TIMEOUT": "600"})
             answers: dict[str, list[dict[str, Any]]] = {}
+            print(f"local model server RSS after start: {server_rss(server)}", flush=True)
             for name in names:
                 tree = export_tree(args.before_ref) if name == "before" else PROJECT_ROOT
                 answers[name] = run_config(name, tree, CONFIGS.get(name, {}), questions, base_env)
+                print(f"local model server RSS after {name}: {server_rss(server)}", flush=True)
         finally:
             server.stop()
         referees = {s.name: Judge(s) for s in sets}
