@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 import prompts
 from flows.rag_query import rag_db_query
 from grove.settings import get_settings
-from nodes.answer_check import CheckedAnswer, check_answer
+from nodes.answer_check import CheckedAnswer, check_answer, is_refusal
 from nodes.answer_prompt import TEMPLATE, AnswerContext, Style, parts, render
 from nodes.chat_history import NO_ANSWER_MARK, ChatMessage, load_history, store_pair
 from nodes.dialogue_metrics import record_turn, report_turn
@@ -39,6 +39,7 @@ from nodes.sources import source_block, strip_model_sources
 from nodes.context_signals import Signal
 from nodes.context_window import fit_items, newest_pairs_within, prompt_room, request_tokens
 from nodes.plan import PlanError
+from nodes.quote import with_quote
 from nodes.plan_generator import generate_plan
 from nodes.query_analyzer import analyze_query, marker_kind
 from nodes.token_budget import count_tokens, truncate_to_tokens
@@ -67,6 +68,7 @@ class ChatAnswer(BaseModel):
     gate_passed: bool | None = Field(default=None, description="None: no gate (remote model, or no documents)")
     degenerate: list[str] = Field(default_factory=list, description="checks the model's draft failed")
     fallback: bool = Field(default=False, description="the draft was replaced (extractive answer or «не нашёл»)")
+    quoted: bool = Field(default=False, description="the passage backing the answer is quoted after it")
     failed: bool = False
     failure: str | None = Field(default=None, description="why no answer could be given (the run fails)")
 
@@ -297,25 +299,39 @@ def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
     checked = check_answer(strip_model_sources(draft.reply.content), question, [f.text for f in draft.fragments],
                            searched=draft.searched, max_chars=settings.local_answer_max_chars if local else None,
                            truncated=draft.reply.finish_reason == "length")
+    if local and settings.local_answer_quote and checked.accepted and draft.fragments:
+        checked = quoted(checked, question, [f.text for f in draft.fragments])
     text = with_sources(checked, draft.fragments)
     gate = draft.gate
     store_pair(user_id, session_id, question, text)
     record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards,
                 {"tool_called": draft.query is not None, "fragments": len(draft.fragments),
                  "gate_score": gate.score if gate else None, "gate_passed": gate.passed if gate else None,
-                 "degenerate": checked.degenerate, "citations_moved": checked.citations_moved,
+                 "degenerate": checked.degenerate, "quoted": checked.quoted,
+                 "citations_moved": checked.citations_moved,
                  "citations_dropped": checked.citations_dropped})
     report_turn("chat", user_id, policy.signal_names, policy.guards,
                 [f"search: {draft.query!r}" if draft.query else "no search",
                  f"gate: {gate.score:.3f} → {'passed' if gate.passed else 'closed'}" if gate and gate.score is not None
                  else "gate: —",
                  f"fragments shown: {len(draft.fragments)}",
-                 f"draft failed: {', '.join(checked.degenerate)} → fallback" if checked.fallback else "draft accepted",
+                 f"draft failed: {', '.join(checked.degenerate)} → fallback" if checked.fallback
+                 else "draft accepted" + (", backing passage quoted" if checked.quoted else ""),
                  f"citations moved {checked.citations_moved}, dropped {checked.citations_dropped}"])
     return ChatAnswer(text=text, fragments=draft.fragments, tool_called=draft.query is not None,
                       tool_query=draft.query, gate_score=gate.score if gate else None,
                       gate_passed=gate.passed if gate else None, degenerate=checked.degenerate,
-                      fallback=checked.fallback, signals=policy.signal_names, guards=policy.guards)
+                      fallback=checked.fallback, quoted=checked.quoted, signals=policy.signal_names,
+                      guards=policy.guards)
+
+
+def quoted(checked: CheckedAnswer, question: str, fragments: list[str]) -> CheckedAnswer:
+    """A local model's accepted answer with the passage that backs it quoted; its fragment joins the sources."""
+    refusal = is_refusal(checked.text)
+    found = with_quote(checked.text, question, fragments, refusal=refusal)
+    kept = [] if refusal else checked.used
+    used = kept + [n for n in found.used if n not in kept]
+    return checked.model_copy(update={"text": found.text, "used": used, "quoted": bool(found.used)})
 
 
 def with_sources(checked: CheckedAnswer, fragments: list[Fragment]) -> str:

@@ -202,6 +202,14 @@ class Settings(BaseSettings):
     local_prompt_style: Literal["short", "full"] = Field(
         default="short", description="Rules of the answer template for the local model (prompts/answer_parts.yaml)."
     )
+    local_answer_quote: bool = Field(
+        default=True,
+        description=("A local answer from fragments ends with the passage that backs it, quoted "
+                     "(nodes/quote.py; bench/quote_eval.py and bench/answer_eval.py)."),
+    )
+    quote_selector: str = Field(
+        default="answer-backed", description="How quoted sentences are chosen (nodes/quote.py SELECTORS)."
+    )
 
     # --- retrieval -----------------------------------------------------------
     retrieval_first_stage: Literal["hybrid", "vector"] = Field(

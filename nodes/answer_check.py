@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field
 
 from nodes.dialogue_guards import similarity
 from nodes.lexical import Weights, sentences, share_found, term_set, words
+from nodes.quote import select_quote
 
 CITATION = re.compile(r"(\s?)\[(\d{1,2})\]")
 _LETTER = re.compile(r"[^\W\d_]")
@@ -50,7 +51,6 @@ MAX_UNCITED_SOURCES = 2
 MIN_TOPIC_SHARE = 0.3
 # Without fragments only a long draft sharing no word with the question is called off topic.
 OFF_TOPIC_MIN_WORDS = 25
-EXTRACT_MAX_CHARS = 450
 
 EXTRACT_LEAD = "В ваших документах об этом сказано так:"
 NOT_FOUND = ("Не нашёл ответа на этот вопрос в ваших документах, а уверенно ответить сам не могу. "
@@ -136,6 +136,11 @@ _REFUSAL = re.compile(r"(?:об этом|этого|ответа)\s+(?:не\s+с
 REFUSAL_OVERRULE_COVERAGE = 0.5
 
 
+def is_refusal(text: str) -> bool:
+    """A short «в документах об этом не сказано» (a long answer that mentions it in passing is not one)."""
+    return len(words(CITATION.sub("", text))) <= 30 and bool(_REFUSAL.search(text))
+
+
 def _refused(draft: Draft) -> bool:
     """«В ваших документах об этом не сказано» while a fragment sentence plainly matches the question.
 
@@ -144,7 +149,7 @@ def _refused(draft: Draft) -> bool:
     refusal with such a fragment shown is replaced by the quote; when no sentence covers the
     question, the refusal stands (it may be true).
     """
-    if not draft.fragments or len(words(draft.body)) > 30 or not _REFUSAL.search(draft.body):
+    if not draft.fragments or not is_refusal(draft.body):
         return False
     wanted = term_set(draft.question)
     found = [term_set(span.text) for f in draft.fragments for span in sentences(f)]
@@ -312,46 +317,12 @@ class Extract(BaseModel):
 
 
 def extractive_answer(question: str, fragments: list[str], lead: str = EXTRACT_LEAD) -> Extract:
-    """The fragment sentences that best match the question, quoted; `used` lists their fragments in order.
-
-    Sentences are scored by the question's content lemmas they hold, weighted by rarity
-    among all candidate sentences; ties go to the higher-ranked fragment. The best sentence
-    is quoted with its neighbour when that fits, and a second fragment's sentence is added
-    when it matches nearly as well.
-    """
-    wanted = term_set(question)
-    candidates: list[tuple[int, int, str, frozenset[str]]] = []
-    for n, text in enumerate(fragments, 1):
-        for index, span in enumerate(sentences(text)):
-            if len(span.text) >= 15:
-                candidates.append((n, index, span.text, term_set(span.text)))
-    if not candidates:
+    """The fragment passages that best match the question, quoted (nodes/quote.py); `used` lists
+    their fragments in order."""
+    quotes = select_quote(question, fragments)
+    if not quotes:
         return Extract(text="")
-    weights = Weights([c[3] for c in candidates])
-    scored = sorted(candidates, key=lambda c: (-weights.coverage(wanted, c[3]), c[0], c[1]))
-    best_score = weights.coverage(wanted, scored[0][3])
-    quotes: dict[int, list[str]] = {}
-    total = 0
-    for n, index, text, found in scored:
-        score = weights.coverage(wanted, found)
-        if quotes and (score < 0.8 * best_score or score == 0 or len(quotes) >= 2 or n in quotes):
-            break
-        if total + len(text) > EXTRACT_MAX_CHARS and quotes:
-            break
-        chosen = [_clip(text)]
-        following = sentences(fragments[n - 1])[index + 1:index + 2]
-        if following and total + len(text) + len(following[0].text) <= EXTRACT_MAX_CHARS:
-            chosen.append(following[0].text)
-        quotes[n] = chosen
-        total += sum(len(t) for t in chosen)
-    lines = [f"«{' '.join(texts)}»" for texts in quotes.values()]
-    return Extract(text=lead + "\n" + "\n".join(lines), used=list(quotes))
-
-
-def _clip(sentence: str) -> str:
-    if len(sentence) <= EXTRACT_MAX_CHARS:
-        return sentence
-    return sentence[:EXTRACT_MAX_CHARS].rsplit(" ", 1)[0] + " …"
+    return Extract(text=lead + "\n" + "\n".join(f"«{q.text}»" for q in quotes), used=[q.fragment for q in quotes])
 
 
 # --------------------------------------------------------------------------- the node
@@ -362,6 +333,7 @@ class CheckedAnswer(BaseModel):
     used: list[int] = Field(default_factory=list, description="1-based fragments for the source block")
     degenerate: list[str] = Field(default_factory=list, description="checks the model's draft failed")
     fallback: bool = False
+    quoted: bool = Field(default=False, description="a quote of the passage backing the answer follows it")
     citations_moved: int = 0
     citations_dropped: int = 0
 

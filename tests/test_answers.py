@@ -21,6 +21,7 @@ from nodes.answer_check import EXTRACT_LEAD
 from nodes.document_store import ChunkRecord, store_document
 from nodes.embedder import get_embedder
 from nodes.ingest_types import ExtractedDocument
+from nodes.quote import NEAREST_LEAD, QUOTE_LEAD
 from nodes.unified_retrieve import LIBRARY_OWNER
 from tests.support.scripted_llm import Response, ScriptedLLM, text, tool_call
 
@@ -216,11 +217,55 @@ def test_an_answer_without_citations_names_the_sources_it_overlaps(
     assert "календарь.pdf" not in block and "с. 2" not in block
 
 
-def test_nonsense_without_citations_names_no_source(store: str, local: ScriptedLLM, user_id: int) -> None:
+def test_nonsense_without_citations_names_no_source(
+        store: str, local: ScriptedLLM, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
+    env(GROVE_LOCAL_ANSWER_QUOTE="false")
     index(user_id, "малина.pdf", RASPBERRY)
     local.script(text("Малина — это ягода. Её едят летом и варят из неё варенье."))
     answer = ask_chat(SPRING, user_id)
-    assert not answer.fallback and "Информация взята из" not in answer.text
+    assert not answer.fallback and not answer.quoted and "Информация взята из" not in answer.text
+
+
+# --------------------------------------------------------------------------- the backing quote
+
+
+def test_a_local_answer_ends_with_the_passage_that_backs_it(store: str, local: ScriptedLLM, user_id: int) -> None:
+    index(user_id, "малина.pdf", RASPBERRY)
+    local.script(text("Весной малину подкармливают азотом [1]."))
+    answer = ask_chat(SPRING, user_id)
+    body, block = answer.text.partition("Информация взята из:")[::2]
+    assert answer.quoted and not answer.fallback
+    assert body.startswith("Весной малину подкармливают азотом")
+    assert f"{QUOTE_LEAD}\n«{RASPBERRY[0]}»" in body  # the document's own words: how much, of what
+    assert re.search(r"малина\.pdf, с\. 1\b", block) and "с. 2" not in block and "с. 3" not in block
+
+
+def test_the_quote_is_the_passage_the_answer_drew_on_and_its_source_is_named(
+        store: str, local: ScriptedLLM, user_id: int) -> None:
+    index(user_id, "малина.pdf", RASPBERRY)
+    local.script(text("Осенью побеги срезают под корень."))
+    answer = ask_chat("Как ухаживать за ремонтантной малиной?", user_id)
+    body, block = answer.text.partition("Информация взята из:")[::2]
+    assert answer.gate_passed and answer.quoted
+    assert body.rstrip().endswith(f"«{RASPBERRY[2]}»")
+    assert re.search(r"малина\.pdf, с\. 3\b", block)
+
+
+def test_nonsense_gets_the_quote_that_answers_and_only_its_source(
+        store: str, local: ScriptedLLM, user_id: int) -> None:
+    index(user_id, "малина.pdf", RASPBERRY)
+    local.script(text("Малина — это ягода. Её едят летом и варят из неё варенье."))
+    answer = ask_chat(SPRING, user_id)
+    body, block = answer.text.partition("Информация взята из:")[::2]
+    assert f"«{RASPBERRY[0]}»" in body  # what the document says about the question, whatever the model said
+    assert re.search(r"малина\.pdf, с\. 1\b", block) and "с. 2" not in block and "с. 3" not in block
+
+
+def test_a_remote_answer_is_not_quoted(store: str, remote: ScriptedLLM, user_id: int) -> None:
+    index(user_id, "малина.pdf", RASPBERRY)
+    remote.script(tool_call({"query": SPRING}), text("Весной — азотом [1]."))
+    answer = ask_chat(SPRING, user_id)
+    assert answer.tool_called and not answer.quoted and QUOTE_LEAD not in answer.text
 
 
 # --------------------------------------------------------------------------- consultation
@@ -305,3 +350,19 @@ def test_a_refusal_stands_when_no_fragment_sentence_matches(store: str, user_id:
     checked = check_answer("В ваших документах об этом не сказано.", "Как перезимовать голубике на балконе?",
                            ["Ремонтантную малину весной подкармливают азотом."])
     assert not checked.fallback and checked.text == "В ваших документах об этом не сказано."
+
+
+def test_a_refusal_over_passing_fragments_shows_the_nearest_passage_as_the_nearest(
+        store: str, local: ScriptedLLM, user_id: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    import nodes.answer_check
+
+    # No sentence covers enough of the question to call the refusal wrong (the `refused` check
+    # stays silent), yet the gate passed the fragments: the nearest passage is shown as such.
+    monkeypatch.setattr(nodes.answer_check, "REFUSAL_OVERRULE_COVERAGE", 1.01)
+    index(user_id, "малина.pdf", RASPBERRY)
+    local.script(text("В ваших документах об этом не сказано."))
+    answer = ask_chat("Как ухаживать за ремонтантной малиной осенью?", user_id)
+    body, block = answer.text.partition("Информация взята из:")[::2]
+    assert answer.gate_passed and answer.quoted
+    assert body.startswith(NEAREST_LEAD) and "не сказано" not in body  # not «not said» above a quote
+    assert f"«{RASPBERRY[2]}»" in body and re.search(r"малина\.pdf, с\. 3\b", block)

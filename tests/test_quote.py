@@ -1,0 +1,68 @@
+"""The quote under a local answer: which sentences of the fragments are quoted (nodes/quote.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from nodes.quote import NEAREST_LEAD, QUOTE_LEAD, SELECTORS, Choice, choose, select_quote, with_quote
+
+SPRING = "Ремонтантную малину весной подкармливают азотом: 15 г мочевины на квадратный метр."
+SUMMER = "Летом малине нужен калий и фосфор, азот после июля не вносят."
+AUTUMN = "Осенью побеги ремонтантной малины срезают под корень."
+
+
+def test_the_sentence_that_matches_the_question_is_quoted_with_the_next() -> None:
+    fragments = [f"{SUMMER} {SPRING} Мульчируют перегноем.", AUTUMN]
+    [quote] = select_quote("Чем подкормить малину весной?", fragments, selector="best-sentence")
+    assert quote.fragment == 1 and quote.text == f"{SPRING} Мульчируют перегноем."
+
+
+def test_the_answers_own_words_point_at_the_sentence_it_drew_on() -> None:
+    question = "Как обрезают малину?"
+    fragments = ["Малину обрезают весной и осенью, как и смородину.",
+                 "Малину обрезают секатором: двухлетние побеги вырезают у самой земли."]
+    draft = "Двухлетние побеги вырезают у земли."
+    assert select_quote(question, fragments, selector="ranked")[0].fragment == 1
+    assert select_quote(question, fragments, draft, selector="answer-backed")[0].fragment == 2
+
+
+def test_retrievals_order_breaks_a_tie_between_fragments() -> None:
+    same = "Малину подкармливают весной азотом."
+    first = choose("Чем подкормить малину весной?", [same, same], None, Choice(rank_step=0.05))
+    assert [q.fragment for q in first] == [1, 2]  # the higher-ranked first; the other nearly as good
+    only = choose("Чем подкормить малину весной?", [same, same], None, Choice(rank_step=0.5))
+    assert [q.fragment for q in only] == [1]  # a strong prior: the second scores below 0.8 of the first
+
+
+def test_a_quote_stays_within_its_length() -> None:
+    long = "Малину подкармливают весной азотом, " + "и ещё раз азотом, " * 60 + "а потом поливают."
+    [quote] = choose("Чем подкормить малину весной?", [long, AUTUMN], None, Choice(max_chars=200, second_ratio=2))
+    assert len(quote.text) <= 202 and quote.text.endswith("…")
+
+
+def test_an_answer_gets_the_passage_that_backs_it_and_names_its_fragment() -> None:
+    found = with_quote("Осенью побеги срезают.", "Когда срезать малину?", [SPRING, AUTUMN], selector="answer-backed")
+    assert found.used == [2]
+    assert found.text == f"Осенью побеги срезают.\n\n{QUOTE_LEAD}\n«{AUTUMN}»"
+
+
+def test_an_answer_that_already_quotes_the_passage_gets_no_second_copy() -> None:
+    found = with_quote(SPRING, "Чем подкормить малину весной?", [SPRING, AUTUMN], selector="answer-backed")
+    assert found.text == SPRING and found.used == []
+
+
+def test_a_refusal_gets_the_passage_nearest_the_question_instead() -> None:
+    found = with_quote("В документах об этом не сказано.", "Когда срезать побеги малины?", [SPRING, AUTUMN],
+                       selector="answer-backed", refusal=True)
+    assert found.text == f"{NEAREST_LEAD}\n«{AUTUMN}»" and found.used == [2]
+
+
+def test_nothing_to_quote_leaves_the_answer_as_it_is() -> None:
+    found = with_quote("Не знаю.", "Чем подкормить малину весной?", ["—"], selector="answer-backed")
+    assert found.text == "Не знаю." and found.used == []
+
+
+def test_an_unknown_selector_is_named_in_the_error() -> None:
+    with pytest.raises(ValueError, match="best-sentence"):
+        select_quote("?", [SPRING], selector="nonexistent")
+    assert {"best-sentence", "ranked", "answer-backed"} <= set(SELECTORS)
