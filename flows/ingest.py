@@ -208,8 +208,9 @@ def confirmation(outcomes: list[IngestOutcome]) -> str:
             lines.append(line)
         elif outcome.status == "duplicate":
             lines.append(f"ℹ️ «{label}» уже есть в вашей базе.")
-        else:
-            lines.append(f"⚠️ {outcome.user_message}")
+        else:  # named, so that in a message with several links the user knows which one failed
+            message = outcome.user_message or ""
+            lines.append(f"⚠️ {message}" if label in message else f"⚠️ «{label}»: {message}")
     return "\n".join(lines)
 
 

@@ -31,7 +31,9 @@ MEDIA_EXTENSIONS = {
     ".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi", ".wmv", ".mpeg", ".mpg", ".3gp", ".flv",
 }
 
-_URL = re.compile(r"https?://\S+", re.IGNORECASE)
+# Any scheme: «file:///etc/passwd» or «gopher://…» is a link the user meant, refused by name
+# (nodes/fetch_url.py says only http(s) is fetched) rather than indexed as text.
+_URL = re.compile(r"(?<![\w+.-])[a-z][a-z0-9+.-]{1,15}://\S+", re.IGNORECASE)
 _STOP = re.compile(r"""[<>"«»“”„]""")  # quotes and angle brackets never belong to a pasted link
 _TRAILING = ".,;:!?…'\")]}»›"
 _PAIRS = {")": "(", "]": "[", "}": "{"}
@@ -51,12 +53,14 @@ def _trim(url: str) -> str:
 
 
 def find_urls(text: str) -> list[tuple[str, int, int]]:
-    """(url, start, end) of each http(s) link, trailing punctuation stripped."""
+    """(url, start, end) of each link, trailing punctuation stripped (any scheme: fetching refuses
+    all but http(s) with its own message)."""
     found = []
     for match in _URL.finditer(text):
         url = _trim(match.group(0))
-        rest = url.split("://", 1)[1]
-        if not rest or not (rest[0].isalnum() or rest[0] == "["):
+        scheme, rest = url.split("://", 1)
+        web = scheme.lower() in ("http", "https")
+        if not rest or (web and not (rest[0].isalnum() or rest[0] == "[")):
             continue
         found.append((url, match.start(), match.start() + len(url)))
     return found
@@ -115,8 +119,20 @@ def classify_message(text: str | None, attachments: Iterable[Any] | None = None)
     rest = re.sub(r"\s*\n\s*", "\n", rest).strip()
     minimum = MIN_CAPTION_AS_TEXT_CHARS if items else MIN_TEXT_CHARS
     if len(re.sub(r"\s", "", rest)) >= minimum:
-        items.append(IngestItem(kind="text", source_identifier="text", text=rest))
+        items.append(IngestItem(kind="text", source_identifier=note_label(rest), text=rest))
     return items
+
+
+NOTE_LABEL_CHARS = 48
+
+
+def note_label(text: str) -> str:
+    """A text note's name in confirmations and source blocks: its opening words
+    («текст: Ремонтантную малину весной…» says which note; «текст: text» said nothing)."""
+    line = " ".join(text.split())
+    if len(line) > NOTE_LABEL_CHARS:
+        line = line[:NOTE_LABEL_CHARS].rsplit(" ", 1)[0].rstrip(",.;:—-") + "…"
+    return line
 
 
 @task(name="classify-input")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from grove.messages import Attachment
-from nodes.classify_input import classify_input, classify_message, find_urls
+from nodes.classify_input import classify_input, classify_message, find_urls, note_label
 
 
 def test_several_urls_with_punctuation_stripped() -> None:
@@ -46,7 +46,7 @@ def test_short_leftover_is_dropped() -> None:
 def test_plain_text_only() -> None:
     text = "Берёзы сажают весной, а дубы — осенью, и это надо помнить."
     [item] = classify_message(text, [])
-    assert item.kind == "text" and item.text == text and item.source_identifier == "text"
+    assert item.kind == "text" and item.text == text and item.source_identifier == note_label(text)
 
 
 def test_media_and_files_are_routed() -> None:
@@ -95,3 +95,18 @@ def test_task_wrapper() -> None:
     assert classify_input.name == "classify-input"
     items = classify_input.fn("https://a.example/1 https://b.example/2", [])
     assert [item.url for item in items] == ["https://a.example/1", "https://b.example/2"]
+
+
+def test_a_note_is_named_by_its_opening_words() -> None:
+    short = "Берёзы сажают весной, а дубы — осенью."
+    assert note_label(short) == short
+    long = "Ремонтантную малину весной подкармливают азотом: 15 г мочевины на квадратный метр."
+    label = note_label(long)
+    assert label == "Ремонтантную малину весной подкармливают…"  # cut at a word, within 48 characters
+
+
+def test_a_link_of_another_scheme_is_a_link_to_refuse_not_text() -> None:
+    items = classify_message("Проиндексируй file:///etc/passwd и gopher://127.0.0.1:25/ пожалуйста", [])
+    assert [(i.kind, i.source_identifier) for i in items] == [("link", "file:///etc/passwd"),
+                                                             ("link", "gopher://127.0.0.1:25/")]
+    assert [u for u, _, _ in find_urls("см. https://example.com/a, а не https://")] == ["https://example.com/a"]
