@@ -361,6 +361,21 @@ def _client_error_message(status: int) -> str:
 # --- decoding and extraction ---------------------------------------------------
 
 
+MSG_SCRIPT_ONLY = ("Страница подгружается скриптами — текста в ней нет. Пришлите ссылку на версию "
+                   "без скриптов (например, для печати) или сохраните страницу файлом.")
+SCRIPT_ONLY_MAX_CHARS = 300
+_SCRIPT_NOTICE = re.compile(r"javascript|джаваскрипт|скрипт|браузер", re.IGNORECASE)
+
+
+def script_only(html: str, text: str) -> bool:
+    """A page whose content a script would draw: scripts, and no text or only a short «включите
+    JavaScript» notice (indexing it would store the notice as the page)."""
+    if "<script" not in html.lower():
+        return False
+    text = text.strip()
+    return not text or (len(text) <= SCRIPT_ONLY_MAX_CHARS and bool(_SCRIPT_NOTICE.search(text)))
+
+
 def _no_text(url: str, reason: str) -> IngestError:
     return IngestError(
         f"Не удалось извлечь текст со страницы {url} — на ней не нашлось основного текста "
@@ -417,6 +432,8 @@ def fetch_page(url: str) -> ExtractedDocument:
         )
 
     extraction = extract_html(text, got.final_url)
+    if script_only(text, extraction.text):
+        raise IngestError(MSG_SCRIPT_ONLY, f"script-only page at {got.final_url}: {extraction.text[:80]!r}")
     if not extraction.text.strip():
         raise _no_text(got.final_url, f"no main text at {got.final_url}")
     return html_text.to_document(extraction, source_type="url", identifier=got.final_url, meta=meta)

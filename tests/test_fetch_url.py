@@ -14,6 +14,7 @@ from nodes import fetch_url as node
 from nodes.fetch_url import (
     MSG_BLOCKED,
     MSG_SCHEME,
+    MSG_SCRIPT_ONLY,
     MSG_TIMEOUT,
     TransientFetchError,
     as_ingest_error,
@@ -390,6 +391,26 @@ def test_oversized_page_is_cut_off(site: HtmlSite, path: str) -> None:
 def test_empty_page(site: HtmlSite, loopback_allowed: None) -> None:
     error = _error(site.url("/empty"))
     assert error.user_message.startswith("Не удалось извлечь текст со страницы")
+
+
+def test_a_script_only_page_is_refused_by_name_not_indexed_as_its_notice(
+        site: HtmlSite, loopback_allowed: None) -> None:
+    html = "text/html; charset=utf-8"
+    site.routes["/spa"] = Route(headers={"Content-Type": html}, body=(
+        "<html><head><title>Справочник</title><script src='/app.js'></script></head><body>"
+        "<noscript><p>Для работы сайта включите JavaScript в настройках браузера.</p></noscript>"
+        "<div id='root'></div><script>render(document.getElementById('root'))</script></body></html>").encode())
+    site.routes["/notice"] = Route(headers={"Content-Type": html}, body=(
+        "<html><head><title>Каталог</title></head><body><div class='no-js'><p>Включите JavaScript, чтобы "
+        "увидеть каталог.</p></div><script src='/bundle.js'></script></body></html>").encode())
+    site.routes["/short"] = Route(headers={"Content-Type": html}, body=(
+        "<html><head><title>Жимолость</title></head><body><article><p>Жимолость цветёт первой из ягодных "
+        "культур, её ягоды созревают в конце мая.</p></article><script>count('visit')</script></body></html>"
+    ).encode())
+    for path in ("/spa", "/notice"):  # nothing but scripts; a notice and scripts
+        error = _error(site.url(path))
+        assert error.user_message == MSG_SCRIPT_ONLY and "script-only" in error.reason
+    assert "Жимолость цветёт" in fetch_page(site.url("/short")).text  # a short page with a script is a page
 
 
 @pytest.mark.parametrize("path, shown", [("/binary", "application/octet-stream"), ("/image", "image/png")])
