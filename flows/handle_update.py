@@ -58,7 +58,7 @@ def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
     if not update.text:
         voice = spoken(update.attachments)
         if voice is None:
-            return _say(update, Reply(chat_id=update.chat_id, text=texts.CHAT_NEEDS_TEXT))
+            return offer_indexing(update)
         try:
             with typing_indicator(update.origin, update.chat_id):
                 heard = transcribe_question(voice)
@@ -87,6 +87,32 @@ def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
                               markdown=not answer.failed))
 
 
+def offer_indexing(update: IncomingUpdate) -> list[Reply]:
+    """A file (not a spoken question) sent in Чат: offered for the base with a one-time button,
+    rather than refused — the user plainly wants it somewhere."""
+    items = classify_input(None, update.attachments)
+    if not items:
+        return _say(update, Reply(chat_id=update.chat_id, text=texts.CHAT_NEEDS_TEXT))
+    token = confirmations.issue("index_offer", update.user_id, update.chat_id,
+                                {"items": [item.model_dump(mode="json") for item in items]})
+    return _say(update, Reply(chat_id=update.chat_id, text=texts.index_offer([_label(i) for i in items]),
+                              buttons=texts.index_offer_buttons(token)))
+
+
+def index_offer(update: IncomingUpdate) -> list[Reply]:
+    """The offer's button: «Добавить в базу» queues the indexing job as База would; the mode stays Чат."""
+    _, answer, token = ((update.callback_data or "").split(":", 2) + ["", ""])[:3]
+    verdict, payload = confirmations.spend(token, "index_offer", update.user_id, update.chat_id) if token \
+        else ("unknown", None)
+    answer_callback(update.origin, update.callback_id)
+    if verdict != "ok" or payload is None:
+        return _say(update, Reply(chat_id=update.chat_id, text=texts.INDEX_OFFER_STALE))
+    if answer != "yes":
+        return _say(update, Reply(chat_id=update.chat_id, text=texts.INDEX_OFFER_DECLINED))
+    items = [IngestItem.model_validate(item) for item in payload["items"]]
+    return queue_indexing(update, items)
+
+
 def culture_button(update: IncomingUpdate) -> list[Reply]:
     """A crop chosen with a button under «не могу определить культуру»: answered as if typed."""
     answer_callback(update.origin, update.callback_id)
@@ -107,6 +133,11 @@ def documents_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
     items = classify_input(update.text, update.attachments)
     if not items:
         return _say(update, Reply(chat_id=update.chat_id, text=texts.NOTHING_TO_INDEX))
+    return queue_indexing(update, items)
+
+
+def queue_indexing(update: IncomingUpdate, items: list[IngestItem]) -> list[Reply]:
+    """Index `items` as a background job, acknowledged at once (the console indexes right away)."""
     if update.origin == "console":
         return index_now(update, items)
     waiting = jobs.open_jobs(update.user_id)
@@ -189,6 +220,8 @@ def handle_update(update: IncomingUpdate) -> list[Reply]:
         return _say(update, Reply(chat_id=update.chat_id, text=texts.HELP))
     if (update.callback_data or "").startswith("culture:"):
         return culture_button(update)
+    if (update.callback_data or "").startswith("index_offer:"):
+        return index_offer(update)
     if update.command in MENU_COMMANDS or update.callback_data is not None:
         return mode_switch(update)
 

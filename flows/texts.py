@@ -76,6 +76,23 @@ CLEAN_BASE_STALE = "Эта кнопка больше не действует. Ч
 CLEAN_BASE_STALE_TOAST = "Кнопка устарела"
 
 
+def index_offer(labels: list[str]) -> str:
+    """A file sent in Чат: answering questions is this mode's job, so indexing is offered, not done."""
+    names = ", ".join(f"«{label}»" for label in labels)
+    return (f"В режиме «Чат» я отвечаю на вопросы. Добавить {names} в вашу базу, чтобы по "
+            f"{'нему' if len(labels) == 1 else 'ним'} можно было спрашивать?")
+
+
+def index_offer_buttons(token: str) -> list[list[Button]]:
+    """One-time buttons; the items wait in the token's payload (nodes/confirmations.py)."""
+    return [[Button(label="Добавить в базу", data=f"index_offer:yes:{token}"),
+             Button(label="Не нужно", data=f"index_offer:no:{token}")]]
+
+
+INDEX_OFFER_DECLINED = "Хорошо, не добавляю."
+INDEX_OFFER_STALE = "Это предложение уже недействительно — пришлите файл ещё раз."
+
+
 def clean_base_buttons(token: str) -> list[list[Button]]:
     """One-time buttons: the token is valid once, for this user and chat (nodes/confirmations.py)."""
     return [[Button(label="Да, удалить", data=f"clean_base:yes:{token}"),

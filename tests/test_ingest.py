@@ -24,6 +24,7 @@ from prefect.client.schemas.filters import (
     TaskRunFilterName,
 )
 
+from nodes.fetch_url import MSG_SCHEME
 from tests.support.bot import new_bot, running
 from tests.support.documents import (
     ARTICLE_SENTENCES,
@@ -226,13 +227,17 @@ async def test_bad_input_gets_a_clear_message_and_writes_nothing(
             duration=3))
         dead_link = await indexed(standin, user_id, lambda: standin.send_text(
             user_id, "http://169.254.169.254/latest/meta-data/"))
+        schemes = await indexed(standin, user_id, lambda: standin.send_text(
+            user_id, "file:///etc/passwd и gopher://127.0.0.1:25/"))
         file_fetches = len(standin.calls("getFile"))
         huge = await indexed(standin, user_id, lambda: standin.send_document(
             user_id, b"%PDF-1.7\n" + bytes(21 * 1024 * 1024), "огромный.pdf", "application/pdf"))
     assert unknown.startswith("⚠️") and "не поддерживается" in unknown
     assert corrupt.startswith("⚠️") and "PDF" in corrupt
     assert empty_audio.startswith("⚠️") and "речь" in empty_audio
-    assert dead_link.startswith("⚠️")
+    assert dead_link.startswith("⚠️") and "169.254.169.254" in dead_link
+    assert schemes.splitlines() == [f"⚠️ «file:///etc/passwd»: {MSG_SCHEME}",
+                                    f"⚠️ «gopher://127.0.0.1:25/»: {MSG_SCHEME}"]  # each link named, by its scheme
     assert huge.startswith("⚠️") and "20 МБ" in huge  # Telegram bots cannot download more
     assert len(standin.calls("getFile")) == file_fetches  # refused before any transfer
     assert documents_of(store, user_id) == 0 and chunks_of(store, user_id) == []
@@ -263,3 +268,36 @@ async def test_clean_base_removes_only_this_users_documents(
     assert "больше не действует" in again
     assert documents_of(store, user_id) == 0 and chunks_of(store, user_id) == []
     assert documents_of(store, other_user_id) == 1
+
+
+async def test_a_file_sent_in_chat_is_offered_for_the_base_and_indexed_on_a_press(
+    standin: TelegramStandin, store: str, user_id: int, other_user_id: int, tmp_path: Path
+) -> None:
+    txt = make_text_file(tmp_path / "жимолость.txt", "Жимолость цветёт первой из ягодных культур.", "utf-8")
+    async with running(new_bot(), worker=True):
+        for uid in (user_id, other_user_id):
+            standin.send_text(uid, "/start")
+            await standin.wait_for_bot_messages_async(uid, 1)
+            standin.press_button(uid, "chat")
+            await standin.wait_for_bot_messages_async(uid, 2)
+        offer = await reply_to(standin, user_id, lambda: standin.send_document(
+            user_id, txt.read_bytes(), "жимолость.txt", "text/plain"))
+        assert "«жимолость.txt»" in offer and "Добавить" in offer and documents_of(store, user_id) == 0
+        [yes, no] = [b["callback_data"] for b in standin.bot_messages(user_id)[-1]["reply_markup"]
+                     ["inline_keyboard"][0]]
+        assert yes.startswith("index_offer:yes:") and no.startswith("index_offer:no:")
+        theirs = await reply_to(standin, other_user_id, lambda: standin.press_button(
+            other_user_id, yes, strict=False))  # not their offer: nothing is indexed for anyone
+        assert "недействительно" in theirs and documents_of(store, other_user_id) == 0
+        said = await indexed(standin, user_id, lambda: standin.press_button(user_id, yes))
+        again = await reply_to(standin, user_id, lambda: standin.press_button(user_id, yes, strict=False))
+    assert said.startswith("✅") and "жимолость.txt" in said
+    assert "Жимолость цветёт" in " ".join(r["chunk_text"] for r in chunks_of(store, user_id))
+    assert "недействительно" in again and documents_of(store, user_id) == 1  # a button is valid once
+    assert mode_of(store, user_id) == "chat"  # the offer does not switch the mode
+
+
+def mode_of(url: str, user_id: int) -> str | None:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("select current_mode from user_state where user_id = %s", (user_id,)).fetchone()
+    return row[0] if row else None
