@@ -136,13 +136,31 @@ def documents_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
     return queue_indexing(update, items)
 
 
-def queue_indexing(update: IncomingUpdate, items: list[IngestItem]) -> list[Reply]:
-    """Index `items` as a background job, acknowledged at once (the console indexes right away)."""
+def edited_message(update: IncomingUpdate) -> list[Reply]:
+    """A message the user changed. In База its new version replaces what the old one indexed
+    (both staying searchable would answer from a text the user corrected); in Чат the question
+    was answered already, and a second answer to the same message would read as a duplicate;
+    an edited command is not run again."""
+    state = read_user_state(update.user_id)
+    if state is None or state.current_mode != "documents" or update.message_id is None or update.command:
+        return []
+    items = classify_input(update.text, update.attachments)
+    if not items:
+        return []
+    return queue_indexing(update, items, replaces=update.message_id)
+
+
+def queue_indexing(update: IncomingUpdate, items: list[IngestItem], *, replaces: int | None = None) -> list[Reply]:
+    """Index `items` as a background job, acknowledged at once (the console indexes right away).
+
+    The job remembers the message it came from, so that an edit of that message (`replaces`)
+    can remove what this job indexed before indexing the new version."""
     if update.origin == "console":
         return index_now(update, items)
     waiting = jobs.open_jobs(update.user_id)
     job_id = jobs.enqueue("ingest", update.user_id, update.chat_id,
-                          {"items": [item.model_dump(mode="json") for item in items]},
+                          {"items": [item.model_dump(mode="json") for item in items],
+                           "message_id": update.message_id, "replaces": replaces},
                           update_id=update.update_id)
     ack = Reply(chat_id=update.chat_id, text=texts.ingest_accepted([_label(i) for i in items], waiting))
     jobs.set_ack(job_id, outbox.add(update.chat_id, ack.model_dump(mode="json")))
@@ -199,7 +217,7 @@ def group_message(update: IncomingUpdate) -> list[Reply]:
     if update.callback_data is not None:
         answer_callback(update.origin, update.callback_id)
         return []
-    if not update.addressed:
+    if not update.addressed or update.edited:  # an edit was answered (or ignored) as first written
         return []
     return _say(update, Reply(chat_id=update.chat_id, text=texts.GROUP_GO_PRIVATE))
 
@@ -210,6 +228,8 @@ def handle_update(update: IncomingUpdate) -> list[Reply]:
     buttons, then the user's mode decides."""
     if update.in_group:
         return group_message(update)
+    if update.edited:
+        return edited_message(update)
     if update.command == "clean_base" or (update.callback_data or "").startswith("clean_base"):
         return clean_base(update)
     if is_moderation_update(update):

@@ -17,12 +17,13 @@ from typing import Any, Literal
 from grove.observe import artifact, current_run, flow, task
 from pydantic import BaseModel
 
+from flows import texts
 from grove import jobs, outbox
 from grove.db import StoreUnavailable, unit_of_work
 from grove.messages import Reply
 from grove.settings import get_settings
 from nodes.chunk_document import chunk_document
-from nodes.document_store import content_hash, find_document, store_document
+from nodes.document_store import content_hash, delete_message_documents, find_document, store_document
 from nodes.embedder import embed_chunks
 from nodes.fetch_url import fetch_url, user_message_for
 from nodes.ingest_types import ExtractedDocument, IngestError, IngestItem, SourceType
@@ -312,12 +313,20 @@ def ingest_job(job: jobs.Job, stop: threading.Event | None = None) -> list[Inges
     items = [IngestItem.model_validate(i) for i in job.payload["items"]]
     progress = ProgressMessage(job, [display_name(i) for i in items], get_settings().progress_every,
                                stop or threading.Event())
+    replaced = 0
+    if (message_id := job.payload.get("replaces")) is not None:
+        # Jobs of one user run in order, so the old version's job has finished; removing first
+        # lets the new version be stored even where its text did not change.
+        replaced = delete_message_documents(job.user_id, job.chat_id, message_id, job.id)
     with reporting(progress):
         outcomes = ingest(items, job.user_id, job_id=job.id)
     failed = [o for o in outcomes if o.status == "failed"]
     source = outbox.Source(job_id=job.id)
     with unit_of_work(), outbox.collecting(source):
-        reply = Reply(chat_id=job.chat_id, text=confirmation(outcomes))
+        text = confirmation(outcomes)
+        if replaced:
+            text = f"{texts.edit_replaced(replaced)}\n{text}"
+        reply = Reply(chat_id=job.chat_id, text=text)
         outbox.add(job.chat_id, reply.model_dump(mode="json"), edit_of=job.ack_id)
         jobs.finish(job.id, "failed" if failed else "done",
                     result={"outcomes": [o.model_dump(mode="json") for o in outcomes],

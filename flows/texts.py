@@ -89,6 +89,11 @@ def index_offer_buttons(token: str) -> list[list[Button]]:
              Button(label="Не нужно", data=f"index_offer:no:{token}")]]
 
 
+def edit_replaced(documents: int) -> str:
+    """An edited message in База: what its earlier version had indexed is gone."""
+    return f"✏️ Сообщение изменено — прежняя версия удалена из базы (документов: {documents})."
+
+
 INDEX_OFFER_DECLINED = "Хорошо, не добавляю."
 INDEX_OFFER_STALE = "Это предложение уже недействительно — пришлите файл ещё раз."
 

@@ -195,6 +195,7 @@ def to_incoming(update: Update, bot: BotIdentity | None = None) -> IncomingUpdat
         message_id=message.message_id,
         attachments=_attachments(message),
         chat_type=chat_type,
+        edited=update.message is None,
         addressed=chat_type == "private" or addressed_to(message, bot),
     )
 

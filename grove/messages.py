@@ -55,6 +55,7 @@ class IncomingUpdate(BaseModel):
     message_id: int | None = None
     attachments: list[Attachment] = Field(default_factory=list)
     chat_type: ChatType = "private"
+    edited: bool = Field(default=False, description="the user changed an earlier message (`message_id`)")
     addressed: bool = Field(
         default=True,
         description="in a group: the message mentions the bot, replies to it or is a command for it",

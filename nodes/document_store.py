@@ -134,6 +134,17 @@ def delete_user_documents(owner_id: int) -> tuple[int, int]:
     return docs, chunks
 
 
+def delete_message_documents(owner_id: int, chat_id: int, message_id: int, before_job: int) -> int:
+    """The documents an earlier job indexed from one message (edited since): removed with their
+    chunks, this owner's only. Returns how many."""
+    with transaction() as conn:
+        return conn.execute(
+            "delete from documents where owner_id = %s and job_id in ("
+            "  select id from jobs where user_id = %s and chat_id = %s and id < %s"
+            "     and payload ->> 'message_id' = %s)",
+            (owner_id, owner_id, chat_id, before_job, str(message_id))).rowcount
+
+
 def vector_text(vector: Sequence[float] | np.ndarray) -> str:
     values = np.asarray(vector, dtype=np.float32)
     if not np.all(np.isfinite(values)):

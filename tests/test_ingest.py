@@ -301,3 +301,27 @@ def mode_of(url: str, user_id: int) -> str | None:
     with psycopg.connect(url) as conn:
         row = conn.execute("select current_mode from user_state where user_id = %s", (user_id,)).fetchone()
     return row[0] if row else None
+
+
+async def test_an_edited_note_replaces_what_its_first_version_indexed(
+    standin: TelegramStandin, store: str, user_id: int
+) -> None:
+    first = "Жимолость цветёт первой из ягодных культур, её ягоды созревают в конце июня."
+    fixed = "Жимолость цветёт первой из ягодных культур, её ягоды созревают в конце мая."
+    async with running(new_bot(), worker=True):
+        await choose_documents(standin, user_id)
+        sent: dict = {}
+        said = await indexed(standin, user_id, lambda: sent.update(standin.send_text(user_id, first)))
+        assert said.startswith("✅")
+        message_id = sent["message"]["message_id"]
+        again = await indexed(standin, user_id, lambda: standin.edit_text(user_id, message_id, fixed))
+        before = len(standin.bot_messages(user_id))
+        standin.press_button(user_id, "chat", strict=False)  # to Чат: an edit there is not answered
+        await standin.wait_for_bot_messages_async(user_id, before + 1)
+        standin.edit_text(user_id, message_id, fixed + " Укрывать не нужно.")
+        helped = await reply_to(standin, user_id, lambda: standin.send_text(user_id, "/help"))
+    assert again.startswith("✏️") and "удалена" in again and "✅" in again
+    text = " ".join(r["chunk_text"] for r in chunks_of(store, user_id))
+    assert "конце мая" in text and "конце июня" not in text and documents_of(store, user_id) == 1
+    assert "20 МБ" in helped  # the Чат edit got no reply: the next message is /help's
+    assert "Укрывать" not in text

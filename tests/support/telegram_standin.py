@@ -296,6 +296,17 @@ class TelegramStandin:
             body["entities"] = entities
         return self._user_message(user_id, body, first_name=first_name, username=username)
 
+    def edit_text(self, user_id: int, message_id: int, text: str) -> JSONDict:
+        """The user edits their earlier message: Telegram sends an ``edited_message`` update with
+        the same ``message_id``, the new text and an ``edit_date``."""
+        with self._lock:
+            stored = self._messages.get((user_id, message_id))
+            if stored is None or stored.from_bot:
+                raise LookupError(f"no message {message_id} of user {user_id} to edit")
+            stored.wire["text"] = text
+            stored.wire["edit_date"] = int(time.time())
+            return self._enqueue({"edited_message": copy.deepcopy(stored.wire)})
+
     def send_group_text(
         self, chat_id: int, user_id: int, text: str, *, reply_to: int | None = None, title: str = "Садоводы"
     ) -> JSONDict:
