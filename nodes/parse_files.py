@@ -10,6 +10,9 @@ name or the MIME type Telegram reports, then hands it to one parser:
 * DOCX (python-docx) — paragraphs and tables in document order, heading styles
                        as sections; the zip's central directory is checked first
                        so a zip bomb is refused before anything is decompressed.
+* ODT, EPUB, PPTX, XLSX (`nodes.office_files`) — the zip's XML parts: headings,
+                       paragraphs, chapters in reading order, slides, sheets as sections.
+* CSV                — rows as «column: value» lines under the header.
 * HTML (.html/.htm/.xhtml) — the same extraction as links (`nodes.html_text`):
                        main content, inline elements, lists, h1–h6 sections.
 * TXT / MD           — BOM, strict UTF-8, UTF-16 without BOM, then
@@ -33,13 +36,13 @@ from typing import IO, Any
 from grove.observe import task
 
 from grove.settings import get_settings
-from nodes import pdf_text
+from nodes import office_files, pdf_text
 from nodes.ingest_types import ExtractedDocument, IngestError, Section
 
-SUPPORTED_HINT = "Поддерживаются PDF, DOCX, HTML, TXT, MD, а также аудио и видео."
+SUPPORTED_HINT = ("Поддерживаются PDF, DOCX, ODT, EPUB, PPTX, XLSX, CSV, HTML, TXT, MD, а также аудио и видео.")
 
-TEXT_EXTENSIONS = {".txt": "txt", ".text": "txt", ".md": "md", ".markdown": "md"}
-TEXT_MIME_TYPES = {"text/plain": "txt", "text/markdown": "md", "text/x-markdown": "md"}
+TEXT_EXTENSIONS = {".txt": "txt", ".text": "txt", ".md": "md", ".markdown": "md", ".csv": "csv"}
+TEXT_MIME_TYPES = {"text/plain": "txt", "text/markdown": "md", "text/x-markdown": "md", "text/csv": "csv"}
 HTML_EXTENSIONS = {".html", ".htm", ".xhtml"}
 HTML_MIME_TYPES = {"text/html", "application/xhtml+xml"}
 _HTML_START = re.compile(rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b",
@@ -238,20 +241,6 @@ def _suspicious(reason: str) -> IngestError:
                        reason)
 
 
-def _zip_kind(names: set[str]) -> str:
-    if "word/document.xml" in names:
-        return "docx"
-    if "xl/workbook.xml" in names:
-        return "таблица Excel (XLSX)"
-    if "ppt/presentation.xml" in names:
-        return "презентация PowerPoint (PPTX)"
-    if "content.xml" in names and "mimetype" in names:
-        return "документ OpenDocument"
-    if "[Content_Types].xml" in names:
-        return "документ Office"
-    return "ZIP-архив"
-
-
 _HEADING_STYLE = re.compile(r"^(?:heading|заголовок)\s*(\d)$", re.I)
 
 
@@ -350,7 +339,7 @@ def parse_docx(path: str | Path, name: str) -> ExtractedDocument:
     try:
         with zipfile.ZipFile(path) as archive:
             check_zip_bomb(archive, name)
-            kind = _zip_kind(set(archive.namelist()))
+            kind = office_files.zip_kind(archive)
     except IngestError:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as exc:
@@ -382,6 +371,62 @@ def parse_docx(path: str | Path, name: str) -> ExtractedDocument:
         sections=sections,
         meta={"paragraphs": paragraphs, "tables": tables},
     )
+
+
+def parse_zip(path: str | Path, name: str) -> ExtractedDocument:
+    """A zip: DOCX, or one of `office_files.ZIP_PARSERS` (ODT, EPUB, PPTX, XLSX); anything else is refused."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            check_zip_bomb(archive, name)
+            kind = office_files.zip_kind(archive)
+            if kind == "docx":
+                parsed = None
+            elif (parser := office_files.ZIP_PARSERS.get(kind)) is None:
+                raise _unsupported(kind, f"{name} is a zip of kind {kind!r}")
+            else:
+                parsed = parser(archive)
+    except IngestError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError, KeyError,
+            AttributeError, SyntaxError) as exc:  # lxml's XMLSyntaxError is a SyntaxError
+        label = office_files.FORMAT_NAMES.get(locals().get("kind", ""), "архив")
+        raise IngestError(f"Не удалось открыть {label}: файл повреждён.", f"{name}: {exc!r}") from exc
+    if parsed is None:
+        return parse_docx(path, name)
+    if not parsed.blocks:
+        raise _empty(name, f"{kind.upper()} {name} has no text")
+    text, sections = sections_from_blocks(parsed.blocks)
+    title = parsed.title
+    if pdf_text.is_junk_title(title):
+        title = next((t for t, level in parsed.blocks if level), None) if kind in ("odt", "epub") else None
+        title = title or _file_stem(name)
+    return ExtractedDocument(source_type=parsed.source_type, source_identifier=name, title=title,
+                             author=parsed.author, text=text, sections=sections, meta=dict(parsed.meta))
+
+
+# --- CSV --------------------------------------------------------------------------
+
+
+def parse_csv(path: str | Path, name: str) -> ExtractedDocument:
+    """A table as text: the header row, then each row as «column: value; …» so a row found alone
+    still says what its values are."""
+    import csv
+
+    text, encoding = decode_text(Path(path).read_bytes(), name)
+    try:
+        dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t|")
+    except csv.Error:
+        dialect = csv.excel
+    rows = [[c.strip() for c in row] for row in csv.reader(text.splitlines(), dialect) if any(c.strip() for c in row)]
+    if not rows:
+        raise _empty(name, f"CSV {name} has no rows")
+    header, body = rows[0], rows[1:]
+    lines = [" | ".join(header)]
+    for row in body:
+        pairs = [f"{h}: {v}" if h else v for h, v in zip(header, row, strict=False) if v]
+        lines.append("; ".join(pairs + row[len(header):]))
+    return ExtractedDocument(source_type="csv", source_identifier=name, title=_file_stem(name),
+                             text="\n".join(lines), meta={"encoding": encoding, "rows": len(body)})
 
 
 # --- TXT / MD --------------------------------------------------------------------
@@ -618,7 +663,7 @@ def parse_file(path: str, file_name: str, mime_type: str | None) -> ExtractedDoc
     if kind == "pdf":
         return parse_pdf_source(path, name)
     if kind == "zip":
-        return parse_docx(path, name)
+        return parse_zip(path, name)
     if kind == "ole":
         if ext in (".docx", ".doc") or "word" in mime:
             if ext == ".docx":
@@ -647,6 +692,8 @@ def parse_file(path: str, file_name: str, mime_type: str | None) -> ExtractedDoc
     source_type = TEXT_EXTENSIONS.get(ext) or TEXT_MIME_TYPES.get(mime)
     if source_type is None:
         raise _unsupported(_kind_by_name(name, mime_type), f"{name}: unsupported ext {ext!r} / mime {mime!r}")
+    if source_type == "csv":
+        return parse_csv(path, name)
     return parse_text(path, name, source_type)
 
 

@@ -23,17 +23,21 @@ from tests.support.documents import (
     grove_settings,
     make_docx,
     make_encrypted_pdf,
+    make_epub,
     make_headed_docx,
     make_image_only_pdf,
     make_manual_pdf,
+    make_odt,
     make_pdf,
     make_png,
+    make_pptx,
     make_text_file,
+    make_xlsx,
     make_zip,
     make_zip_bomb_docx,
 )
 
-SUPPORTED = "Поддерживаются PDF, DOCX, HTML, TXT, MD, а также аудио и видео"
+SUPPORTED = "Поддерживаются PDF, DOCX, ODT, EPUB, PPTX, XLSX, CSV, HTML, TXT, MD, а также аудио и видео"
 PAGES = [
     "Глава первая. Берёзовая роща начинается с правильно выбранного участка.",
     "Глава вторая. Саженцы высаживают ранней весной, пока почва влажная.",
@@ -248,12 +252,64 @@ def test_docx_that_is_not_a_zip(tmp_path: Path) -> None:
     assert "файл повреждён" in _error(tmp_path / "cut.docx").user_message
 
 
-def test_zip_archive_and_other_office_files_unsupported(tmp_path: Path) -> None:
+def test_a_zip_archive_is_refused_and_a_broken_workbook_is_called_broken(tmp_path: Path) -> None:
     archive = make_zip(tmp_path / "photos.zip", {"a.txt": b"hello"})
     error = _error(archive)
     assert error.user_message == f"Этот тип файла не поддерживается: ZIP-архив. {SUPPORTED}."
     sheet = make_zip(tmp_path / "table.xlsx", {"[Content_Types].xml": b"<x/>", "xl/workbook.xml": b"<x/>"})
-    assert "таблица Excel (XLSX)" in _error(sheet).user_message
+    error = _error(sheet)
+    assert error.user_message == "Не удалось открыть XLSX: файл повреждён." and "table.xlsx" in error.reason
+
+
+# --- zipped office formats and CSV ----------------------------------------------------
+
+
+def test_odt_headings_become_sections_and_the_table_its_rows(tmp_path: Path) -> None:
+    path = make_odt(tmp_path / "сад.odt", "Календарь сада",
+                    [("Весна", 1), ("Малину подкармливают азотом.", 0), ("Обрезка", 2),
+                     ("Старые побеги вырезают у земли.", 0)], [["Сорт", "Срок"], ["Геракл", "август"]])
+    doc = parse_file(str(path), "сад.odt", "application/vnd.oasis.opendocument.text")
+    assert doc.source_type == "odt" and doc.title == "Календарь сада"
+    assert doc.text.index("Весна") < doc.text.index("азотом") < doc.text.index("Обрезка")
+    assert "Геракл | август" in doc.text
+    section = next(s for s in doc.sections if "вырезают" in doc.text[s.start:s.end])
+    assert section.path == ["Весна", "Обрезка"]
+
+
+def test_epub_chapters_are_read_in_spine_order_with_their_headings(tmp_path: Path) -> None:
+    path = make_epub(tmp_path / "книга.epub", "Ягодник", [
+        "<h1>Глава 1. Малина</h1><p>Малину сажают осенью.</p><ul><li>Полив — раз в неделю.</li></ul>",
+        "<h1>Глава 2. Смородина</h1><p>Смородину обрезают ранней весной.</p>"])
+    doc = parse_file(str(path), "книга.epub", "application/epub+zip")
+    assert doc.source_type == "epub" and doc.title == "Ягодник"
+    assert doc.text.index("Малину сажают") < doc.text.index("Смородину обрезают")  # spine, not manifest
+    assert "Полив — раз в неделю." in doc.text
+    assert [s.path for s in doc.sections if "обрезают" in doc.text[s.start:s.end]] == [["Глава 2. Смородина"]]
+
+
+def test_pptx_slides_are_sections_titled_by_their_first_line(tmp_path: Path) -> None:
+    path = make_pptx(tmp_path / "доклад.pptx", [["Обрезка малины", "Осенью побеги срезают под корень."],
+                                                 ["Подкормка", "Весной — азот, летом — калий."]])
+    doc = parse_file(str(path), "доклад.pptx", None)
+    assert doc.source_type == "pptx" and doc.title == "доклад"  # no title in the file: its name
+    assert "Слайд 2: Подкормка" in doc.text and "летом — калий" in doc.text
+    assert [s.path for s in doc.sections if "калий" in doc.text[s.start:s.end]] == [["Слайд 2: Подкормка"]]
+
+
+def test_xlsx_sheets_are_sections_and_rows_lines(tmp_path: Path) -> None:
+    path = make_xlsx(tmp_path / "урожай.xlsx", {"2025": [["Сорт", "Урожай, кг"], ["Геракл", 12]],
+                                                 "2026": [["Сорт", "Урожай, кг"], ["Полка", 9]]})
+    doc = parse_file(str(path), "урожай.xlsx", None)
+    assert doc.source_type == "xlsx" and "Геракл | 12" in doc.text and "Полка | 9" in doc.text
+    assert [s.path for s in doc.sections if "Полка" in doc.text[s.start:s.end]] == [["2026"]]
+
+
+def test_csv_rows_say_what_their_values_are(tmp_path: Path) -> None:
+    path = make_text_file(tmp_path / "сорта.csv", "Сорт;Срок;Урожай\nГеракл;август;12\nПолка;июль;9\n", "cp1251")
+    doc = parse_file(str(path), "сорта.csv", "text/csv")
+    assert doc.source_type == "csv"
+    assert doc.text.splitlines() == ["Сорт | Срок | Урожай", "Сорт: Геракл; Срок: август; Урожай: 12",
+                                     "Сорт: Полка; Срок: июль; Урожай: 9"]
 
 
 def test_empty_docx(tmp_path: Path) -> None:

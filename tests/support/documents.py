@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import IO
+from xml.sax.saxutils import escape
 
 from grove.settings import reset_settings
 
@@ -606,3 +607,97 @@ class HtmlSite:
         assert self._server is not None
         self._server.shutdown()
         self._server.server_close()
+
+
+# --- zipped office formats, written part by part as their producers write them ----------------
+
+
+def _zip_parts(path: Path, parts: dict[str, str], mimetype: str | None = None) -> Path:
+    with zipfile.ZipFile(path, "w") as archive:
+        if mimetype is not None:  # OpenDocument and EPUB: the first entry, stored uncompressed
+            archive.writestr(zipfile.ZipInfo("mimetype"), mimetype, compress_type=zipfile.ZIP_STORED)
+        for name, body in parts.items():
+            archive.writestr(name, body, compress_type=zipfile.ZIP_DEFLATED)
+    return path
+
+
+def make_odt(path: str | Path, title: str, blocks: list[tuple[str, int]], rows: list[list[str]]) -> Path:
+    """An OpenDocument text: `blocks` are (text, outline level; 0 = paragraph), then a table."""
+    text_ns = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
+    body = "".join(f'<text:h text:outline-level="{level}">{escape(t)}</text:h>' if level else
+                   f"<text:p>{escape(t)}</text:p>" for t, level in blocks)
+    table = "".join("<table:table-row>" + "".join(f"<table:table-cell><text:p>{escape(c)}</text:p></table:table-cell>"
+                                                  for c in row) + "</table:table-row>" for row in rows)
+    content = (f'<?xml version="1.0" encoding="UTF-8"?><office:document-content '
+               f'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="{text_ns}" '
+               f'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" office:version="1.3">'
+               f'<office:body><office:text>{body}<table:table>{table}</table:table></office:text></office:body>'
+               f'</office:document-content>')
+    meta = ('<?xml version="1.0" encoding="UTF-8"?><office:document-meta '
+            'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+            f'xmlns:dc="http://purl.org/dc/elements/1.1/"><office:meta><dc:title>{escape(title)}</dc:title>'
+            '</office:meta></office:document-meta>')
+    return _zip_parts(Path(path), {"content.xml": content, "meta.xml": meta,
+                                   "META-INF/manifest.xml": "<manifest/>"},
+                      mimetype="application/vnd.oasis.opendocument.text")
+
+
+def make_epub(path: str | Path, title: str, chapters: list[str]) -> Path:
+    """An EPUB whose spine lists `chapters` (XHTML bodies) in order — the manifest in reverse, as
+    a producer may write it, so reading order must come from the spine."""
+    items = "".join(f'<item id="c{i}" href="text/ch{i}.xhtml" media-type="application/xhtml+xml"/>'
+                    for i in reversed(range(len(chapters))))
+    spine = "".join(f'<itemref idref="c{i}"/>' for i in range(len(chapters)))
+    opf = ('<?xml version="1.0" encoding="UTF-8"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0">'
+           f'<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>{escape(title)}</dc:title></metadata>'
+           f'<manifest>{items}</manifest><spine>{spine}</spine></package>')
+    container = ('<?xml version="1.0"?><container version="1.0" '
+                 'xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'
+                 '<rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>'
+                 '</rootfiles></container>')
+    parts = {"META-INF/container.xml": container, "OEBPS/content.opf": opf}
+    for i, body in enumerate(chapters):
+        parts[f"OEBPS/text/ch{i}.xhtml"] = ('<?xml version="1.0" encoding="UTF-8"?><html '
+                                            'xmlns="http://www.w3.org/1999/xhtml"><head><title>x</title></head>'
+                                            f"<body>{body}</body></html>")
+    return _zip_parts(Path(path), parts, mimetype="application/epub+zip")
+
+
+def make_pptx(path: str | Path, slides: list[list[str]]) -> Path:
+    """A presentation: each slide's paragraphs, the first being its title."""
+    a = "http://schemas.openxmlformats.org/drawingml/2006/main"
+    parts = {"[Content_Types].xml": "<Types/>", "ppt/presentation.xml": "<presentation/>"}
+    for n, paragraphs in enumerate(slides, 1):
+        text = "".join(f"<a:p><a:r><a:t>{escape(p)}</a:t></a:r></a:p>" for p in paragraphs)
+        parts[f"ppt/slides/slide{n}.xml"] = (f'<p:sld xmlns:p="http://schemas.openxmlformats.org/presentationml/'
+                                             f'2006/main" xmlns:a="{a}"><p:cSld><p:spTree><p:sp><p:txBody>'
+                                             f"{text}</p:txBody></p:sp></p:spTree></p:cSld></p:sld>")
+    return _zip_parts(Path(path), parts)
+
+
+def make_xlsx(path: str | Path, sheets: dict[str, list[list[str | int]]]) -> Path:
+    """A workbook: text cells through the shared-strings table, numbers as values."""
+    s = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+    r = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    strings: list[str] = []
+    parts = {"[Content_Types].xml": "<Types/>"}
+    listed, rels = [], []
+    for n, (name, rows) in enumerate(sheets.items(), 1):
+        xml_rows = []
+        for i, row in enumerate(rows, 1):
+            cells = []
+            for value in row:
+                if isinstance(value, int):
+                    cells.append(f"<c><v>{value}</v></c>")
+                else:
+                    strings.append(value)
+                    cells.append(f'<c t="s"><v>{len(strings) - 1}</v></c>')
+            xml_rows.append(f'<row r="{i}">{"".join(cells)}</row>')
+        parts[f"xl/worksheets/sheet{n}.xml"] = f'<worksheet xmlns="{s}"><sheetData>{"".join(xml_rows)}</sheetData></worksheet>'
+        listed.append(f'<sheet name="{escape(name)}" sheetId="{n}" r:id="rId{n}"/>')
+        rels.append(f'<Relationship Id="rId{n}" Type="{r}/worksheet" Target="worksheets/sheet{n}.xml"/>')
+    parts["xl/workbook.xml"] = f'<workbook xmlns="{s}" xmlns:r="{r}"><sheets>{"".join(listed)}</sheets></workbook>'
+    parts["xl/_rels/workbook.xml.rels"] = ('<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/'
+                                           f'relationships">{"".join(rels)}</Relationships>')
+    parts["xl/sharedStrings.xml"] = f'<sst xmlns="{s}">' + "".join(f"<si><t>{escape(t)}</t></si>" for t in strings) + "</sst>"
+    return _zip_parts(Path(path), parts)
