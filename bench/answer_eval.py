@@ -63,6 +63,7 @@ CONFIGS: dict[str, dict[str, str]] = {
     "t0.2-rp1.2": {"GROVE_LOCAL_ANSWER_REPEAT_PENALTY": "1.2"},
     "tokens-160": {"GROVE_LOCAL_ANSWER_MAX_TOKENS": "160"},
     "full-prompt": {"GROVE_LOCAL_PROMPT_STYLE": "full"},
+    "exact-words": {"GROVE_LOCAL_PROMPT_STYLE": "exact"},
     "fragments-2": {"GROVE_LOCAL_ANSWER_FRAGMENTS": "2"},
     "fragments-6": {"GROVE_LOCAL_ANSWER_FRAGMENTS": "6"},
 }

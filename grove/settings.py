@@ -199,7 +199,7 @@ class Settings(BaseSettings):
     local_answer_fragments: int = Field(
         default=4, description="Fragments the local model answers from (at most; fitted to its window)."
     )
-    local_prompt_style: Literal["short", "full"] = Field(
+    local_prompt_style: Literal["short", "full", "exact"] = Field(
         default="short", description="Rules of the answer template for the local model (prompts/answer_parts.yaml)."
     )
     local_answer_quote: bool = Field(

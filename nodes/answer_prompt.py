@@ -24,7 +24,7 @@ import prompts
 from nodes.context_signals import Signal
 
 TEMPLATE = "answer.md"
-Style = Literal["full", "short"]
+Style = Literal["full", "short", "exact"]
 
 
 @cache
