@@ -20,6 +20,10 @@ from dataclasses import dataclass
 from nodes.lexical import Weights, sentences, term_set
 
 MIN_SENTENCE_CHARS = 15
+# An answer with its quote stays within this (a long draft leaves the quote less room, never
+# less than MIN_QUOTE_CHARS): one screen of a phone, about.
+MAX_QUOTED_ANSWER_CHARS = 1200
+MIN_QUOTE_CHARS = 200
 QUOTE_LEAD = "Из документа:"
 NEAREST_LEAD = "Прямого ответа в документах не нашёл. Ближе всего к вопросу вот это:"
 
@@ -157,4 +161,5 @@ def with_quote(answer: str, question: str, fragments: Sequence[str], selector: s
     if not quotes or (not refusal and already_said(quotes[0], answer)):
         return Quoted(text=answer, used=[])
     lead = NEAREST_LEAD if refusal else f"{answer}\n\n{QUOTE_LEAD}"
-    return Quoted(text=f"{lead}\n«{quotes[0].text}»", used=[quotes[0].fragment])
+    room = max(MIN_QUOTE_CHARS, MAX_QUOTED_ANSWER_CHARS - len(lead) - len("\n«» …"))
+    return Quoted(text=f"{lead}\n«{clip(quotes[0].text, room)}»", used=[quotes[0].fragment])

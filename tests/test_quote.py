@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.quote import NEAREST_LEAD, QUOTE_LEAD, SELECTORS, Choice, choose, select_quote, with_quote
+from nodes.quote import MAX_QUOTED_ANSWER_CHARS, NEAREST_LEAD, QUOTE_LEAD, SELECTORS, Choice, choose, select_quote, with_quote
 
 SPRING = "Ремонтантную малину весной подкармливают азотом: 15 г мочевины на квадратный метр."
 SUMMER = "Летом малине нужен калий и фосфор, азот после июля не вносят."
@@ -49,6 +49,13 @@ def test_an_answer_gets_the_passage_that_backs_it_and_names_its_fragment() -> No
 def test_an_answer_that_already_quotes_the_passage_gets_no_second_copy() -> None:
     found = with_quote(SPRING, "Чем подкормить малину весной?", [SPRING, AUTUMN], selector="answer-backed")
     assert found.text == SPRING and found.used == []
+
+
+def test_a_long_answer_leaves_its_quote_less_room() -> None:
+    passage = "Осенью побеги ремонтантной малины срезают под корень, " + "а затем мульчируют перегноем, " * 20 + "и всё."
+    draft = "Осенью малину срезают. " * 40  # 920 characters
+    found = with_quote(draft.strip(), "Когда срезать малину?", [passage], selector="answer-backed")
+    assert len(found.text) <= MAX_QUOTED_ANSWER_CHARS and found.text.endswith("…»") and found.used == [1]
 
 
 def test_a_refusal_gets_the_passage_nearest_the_question_instead() -> None:
