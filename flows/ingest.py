@@ -23,7 +23,7 @@ from grove.db import StoreUnavailable, unit_of_work
 from grove.messages import Reply
 from grove.settings import get_settings
 from nodes.chunk_document import chunk_document
-from nodes.document_store import content_hash, delete_message_documents, find_document, store_document
+from nodes.document_store import content_hash, delete_documents, find_document, message_documents, store_document
 from nodes.embedder import embed_chunks
 from nodes.fetch_url import fetch_url, user_message_for
 from nodes.ingest_types import ExtractedDocument, IngestError, IngestItem, SourceType
@@ -313,13 +313,15 @@ def ingest_job(job: jobs.Job, stop: threading.Event | None = None) -> list[Inges
     items = [IngestItem.model_validate(i) for i in job.payload["items"]]
     progress = ProgressMessage(job, [display_name(i) for i in items], get_settings().progress_every,
                                stop or threading.Event())
-    replaced = 0
-    if (message_id := job.payload.get("replaces")) is not None:
-        # Jobs of one user run in order, so the old version's job has finished; removing first
-        # lets the new version be stored even where its text did not change.
-        replaced = delete_message_documents(job.user_id, job.chat_id, message_id, job.id)
+    # An edited message: what its earlier version indexed (jobs of one user run in order, so
+    # that job has finished) goes once the new version is stored — not before, so a new version
+    # that fails leaves the old one searchable; a document whose text did not change is kept.
+    message_id = job.payload.get("replaces")
+    earlier = message_documents(job.user_id, job.chat_id, message_id, job.id) if message_id is not None else []
     with reporting(progress):
         outcomes = ingest(items, job.user_id, job_id=job.id)
+    stored = {o.document_id for o in outcomes if o.status != "failed" and o.document_id is not None}
+    replaced = delete_documents(job.user_id, [d for d in earlier if d not in stored]) if stored else 0
     failed = [o for o in outcomes if o.status == "failed"]
     source = outbox.Source(job_id=job.id)
     with unit_of_work(), outbox.collecting(source):

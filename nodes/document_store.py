@@ -134,15 +134,24 @@ def delete_user_documents(owner_id: int) -> tuple[int, int]:
     return docs, chunks
 
 
-def delete_message_documents(owner_id: int, chat_id: int, message_id: int, before_job: int) -> int:
-    """The documents an earlier job indexed from one message (edited since): removed with their
-    chunks, this owner's only. Returns how many."""
+def message_documents(owner_id: int, chat_id: int, message_id: int, before_job: int) -> list[int]:
+    """The documents earlier jobs indexed from one message (edited since), this owner's only."""
     with transaction() as conn:
-        return conn.execute(
-            "delete from documents where owner_id = %s and job_id in ("
+        rows = conn.execute(
+            "select id from documents where owner_id = %s and job_id in ("
             "  select id from jobs where user_id = %s and chat_id = %s and id < %s"
-            "     and payload ->> 'message_id' = %s)",
-            (owner_id, owner_id, chat_id, before_job, str(message_id))).rowcount
+            "     and payload ->> 'message_id' = %s) order by id",
+            (owner_id, owner_id, chat_id, before_job, str(message_id))).fetchall()
+    return [row["id"] for row in rows]
+
+
+def delete_documents(owner_id: int, document_ids: Sequence[int]) -> int:
+    """These documents of this owner, with their chunks (cascade); returns how many went."""
+    if not document_ids:
+        return 0
+    with transaction() as conn:
+        return conn.execute("delete from documents where owner_id = %s and id = any(%s)",
+                            (owner_id, list(document_ids))).rowcount
 
 
 def vector_text(vector: Sequence[float] | np.ndarray) -> str:

@@ -315,12 +315,15 @@ async def test_an_edited_note_replaces_what_its_first_version_indexed(
         assert said.startswith("✅")
         message_id = sent["message"]["message_id"]
         again = await indexed(standin, user_id, lambda: standin.edit_text(user_id, message_id, fixed))
+        broken = await indexed(standin, user_id, lambda: standin.edit_text(
+            user_id, message_id, "http://169.254.169.254/latest/meta-data/"))  # a version that cannot be indexed
         before = len(standin.bot_messages(user_id))
         standin.press_button(user_id, "chat", strict=False)  # to Чат: an edit there is not answered
         await standin.wait_for_bot_messages_async(user_id, before + 1)
         standin.edit_text(user_id, message_id, fixed + " Укрывать не нужно.")
         helped = await reply_to(standin, user_id, lambda: standin.send_text(user_id, "/help"))
     assert again.startswith("✏️") and "удалена" in again and "✅" in again
+    assert broken.startswith("⚠️") and "✏️" not in broken  # nothing replaced: the last good version stays
     text = " ".join(r["chunk_text"] for r in chunks_of(store, user_id))
     assert "конце мая" in text and "конце июня" not in text and documents_of(store, user_id) == 1
     assert "20 МБ" in helped  # the Чат edit got no reply: the next message is /help's
