@@ -13,6 +13,7 @@ name or the MIME type Telegram reports, then hands it to one parser:
 * ODT, EPUB, PPTX, XLSX (`nodes.office_files`) — the zip's XML parts: headings,
                        paragraphs, chapters in reading order, slides, sheets as sections.
 * CSV                — rows as «column: value» lines under the header.
+* RTF (striprtf)     — the text in the file's own code page.
 * HTML (.html/.htm/.xhtml) — the same extraction as links (`nodes.html_text`):
                        main content, inline elements, lists, h1–h6 sections.
 * TXT / MD           — BOM, strict UTF-8, UTF-16 without BOM, then
@@ -39,7 +40,7 @@ from grove.settings import get_settings
 from nodes import office_files, pdf_text
 from nodes.ingest_types import ExtractedDocument, IngestError, Section
 
-SUPPORTED_HINT = ("Поддерживаются PDF, DOCX, ODT, EPUB, PPTX, XLSX, CSV, HTML, TXT, MD, а также аудио и видео.")
+SUPPORTED_HINT = "Поддерживаются PDF, DOCX, ODT, EPUB, PPTX, XLSX, CSV, RTF, HTML, TXT, MD, а также аудио и видео."
 
 TEXT_EXTENSIONS = {".txt": "txt", ".text": "txt", ".md": "md", ".markdown": "md", ".csv": "csv"}
 TEXT_MIME_TYPES = {"text/plain": "txt", "text/markdown": "md", "text/x-markdown": "md", "text/csv": "csv"}
@@ -70,7 +71,6 @@ _MAGIC_NAMES: tuple[tuple[bytes, str], ...] = (
     (b"Rar!", "архив RAR"),
     (b"BZh", "архив BZIP2"),
     (b"\xfd7zXZ\x00", "архив XZ"),
-    (b"{\\rtf", "документ RTF"),
     (b"ID3", "аудио"),
     (b"OggS", "аудио/видео OGG"),
     (b"fLaC", "аудио FLAC"),
@@ -404,6 +404,25 @@ def parse_zip(path: str | Path, name: str) -> ExtractedDocument:
                              author=parsed.author, text=text, sections=sections, meta=dict(parsed.meta))
 
 
+# --- RTF --------------------------------------------------------------------------
+
+
+def parse_rtf(path: str | Path, name: str) -> ExtractedDocument:
+    """Rich Text (striprtf): the file's own code page (\\ansicpg) and \\u escapes decoded,
+    groups that are not text (fonts, styles, pictures, headers) skipped."""
+    from striprtf.striprtf import rtf_to_text
+
+    raw = Path(path).read_bytes().decode("latin-1")  # RTF is 7-bit: the rest are escapes
+    try:
+        text = rtf_to_text(raw, encoding="cp1251", errors="replace")
+    except (ValueError, LookupError, IndexError, KeyError) as exc:
+        raise IngestError("Не удалось открыть RTF: файл повреждён.", f"striprtf failed on {name}: {exc!r}") from exc
+    text = _clean(text)
+    if not text:
+        raise _empty(name, f"RTF {name} has no text")
+    return ExtractedDocument(source_type="rtf", source_identifier=name, title=_file_stem(name), text=text)
+
+
 # --- CSV --------------------------------------------------------------------------
 
 
@@ -620,6 +639,8 @@ def sniff(head: bytes) -> str | None:
         return "pdf"
     if head.startswith(_ZIP_MAGICS):
         return "zip"
+    if head.startswith(b"{\\rtf"):
+        return "rtf"
     if head.startswith(_OLE_MAGIC):
         return "ole"
     if head[4:8] == b"ftyp":
@@ -664,6 +685,8 @@ def parse_file(path: str, file_name: str, mime_type: str | None) -> ExtractedDoc
         return parse_pdf_source(path, name)
     if kind == "zip":
         return parse_zip(path, name)
+    if kind == "rtf":
+        return parse_rtf(path, name)
     if kind == "ole":
         if ext in (".docx", ".doc") or "word" in mime:
             if ext == ".docx":

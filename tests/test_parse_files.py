@@ -31,13 +31,14 @@ from tests.support.documents import (
     make_pdf,
     make_png,
     make_pptx,
+    make_rtf,
     make_text_file,
     make_xlsx,
     make_zip,
     make_zip_bomb_docx,
 )
 
-SUPPORTED = "Поддерживаются PDF, DOCX, ODT, EPUB, PPTX, XLSX, CSV, HTML, TXT, MD, а также аудио и видео"
+SUPPORTED = "Поддерживаются PDF, DOCX, ODT, EPUB, PPTX, XLSX, CSV, RTF, HTML, TXT, MD, а также аудио и видео"
 PAGES = [
     "Глава первая. Берёзовая роща начинается с правильно выбранного участка.",
     "Глава вторая. Саженцы высаживают ранней весной, пока почва влажная.",
@@ -496,3 +497,11 @@ def test_hyphenation_is_decided_by_the_document_itself() -> None:
     assert joined.endswith("Запустите METAFONT и дистрибутив из-за ошибки, каталог texmf-dist,\n"
                            "платформа i386-cygwin, годы 2010-2017, Debian-пакет, что-то, место.")
     assert strip_leaders("1.2 Установка . . . . . . . . 12\nИтак... конец.") == "1.2 Установка 12\nИтак... конец."
+
+
+def test_rtf_is_read_in_its_own_code_page(tmp_path: Path) -> None:
+    path = make_rtf(tmp_path / "заметки.rtf", ["Малину обрезают осенью.", "Смородину — ранней весной."])
+    doc = parse_file(str(path), "заметки.rtf", "application/rtf")
+    assert doc.source_type == "rtf" and doc.title == "заметки"
+    assert "Малину обрезают осенью." in doc.text and "Смородину — ранней весной." in doc.text
+    assert "Times New Roman" not in doc.text  # the font table is not text

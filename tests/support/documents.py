@@ -701,3 +701,22 @@ def make_xlsx(path: str | Path, sheets: dict[str, list[list[str | int]]]) -> Pat
                                            f'relationships">{"".join(rels)}</Relationships>')
     parts["xl/sharedStrings.xml"] = f'<sst xmlns="{s}">' + "".join(f"<si><t>{escape(t)}</t></si>" for t in strings) + "</sst>"
     return _zip_parts(Path(path), parts)
+
+
+def make_rtf(path: str | Path, paragraphs: list[str]) -> Path:
+    """Rich Text as Word writes Russian: cp1251 bytes as \\'hh escapes, a dash as \\u8212, a font table."""
+    def escaped(text: str) -> str:
+        out = []
+        for char in text:
+            if char == "—":
+                out.append("\\u8212?")
+            elif ord(char) < 128:
+                out.append(char)
+            else:
+                out.extend(f"\\'{byte:02x}" for byte in char.encode("cp1251"))
+        return "".join(out)
+
+    body = "".join(f"\\pard {escaped(p)}\\par\n" for p in paragraphs)
+    Path(path).write_bytes(("{\\rtf1\\ansi\\ansicpg1251\\deff0{\\fonttbl{\\f0\\froman Times New Roman;}}\n"
+                            f"\\f0\\fs24 {body}}}").encode("ascii"))
+    return Path(path)
