@@ -225,6 +225,7 @@ def build_application(settings: Settings, submit: Submit) -> Application:
         base_url=f"{api}/bot",
         base_file_url=f"{api}/file/bot",
         request=HTTPXRequest(connection_pool_size=64),
+        local_mode=settings.telegram_local_mode,
         get_updates_request=HTTPXRequest(read_timeout=settings.telegram_poll_timeout + 10),
     )
     async def announce_commands(application: Application) -> None:

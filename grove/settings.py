@@ -114,6 +114,11 @@ class Settings(BaseSettings):
         default="https://api.telegram.org",
         description="Bot API server; tests point this at a local stand-in.",
     )
+    telegram_local_mode: bool = Field(
+        default=False,
+        description=("`telegram_api_url` is a local Bot API server started with --local: files come by "
+                     "absolute path from its disk, without the 20 MB download limit (raise GROVE_MAX_FILE_BYTES)."),
+    )
     telegram_webhook_url: str | None = Field(
         default=None, description="Public https URL; when set the bot uses a webhook, not polling."
     )

@@ -1,7 +1,10 @@
 """Fetch a file a user sent to the bot (getFile + download) into a private temp folder.
 
 Bots can download at most 20 MB through the Bot API; bigger files are refused
-before any transfer, with a message that says so.
+before any transfer, with a message that says so. A local Bot API server started with
+`--local` (GROVE_TELEGRAM_LOCAL_MODE) has no such limit: it answers getFile with an
+absolute path on its disk, which python-telegram-bot's local mode copies from.
+A refusal is final: only failures a retry may fix are retried (one getFile, not three).
 """
 
 from __future__ import annotations
@@ -23,10 +26,18 @@ def _too_big(size: int | None, limit: int) -> bool:
     return size is not None and size > limit
 
 
-@task(name="download-telegram-file", retries=2, retry_delay_seconds=[2, 6])
+def download_limit() -> int:
+    """Bytes a bot may download: the Bot API's 20 MB, or with a local server only grove's own limit."""
+    settings = get_settings()
+    return settings.max_file_bytes if settings.telegram_local_mode else min(settings.max_file_bytes,
+                                                                          TELEGRAM_DOWNLOAD_LIMIT)
+
+
+@task(name="download-telegram-file", retries=2, retry_delay_seconds=[2, 6],
+      retry_condition_fn=lambda exc: not isinstance(exc, IngestError))
 def download_telegram_file(item: IngestItem) -> IngestItem:
     """The same item with `path` pointing at the downloaded bytes."""
-    limit = min(get_settings().max_file_bytes, TELEGRAM_DOWNLOAD_LIMIT)
+    limit = download_limit()
     name = item.file_name or item.source_identifier
     if _too_big(item.file_size, limit):
         raise IngestError(

@@ -59,11 +59,11 @@ def split_text(text: str, limit: int = TELEGRAM_TEXT_LIMIT) -> list[str]:
 class _BotThread:
     """A PTB Bot living on its own event loop thread, shared by all tasks of the process."""
 
-    def __init__(self, token: str, api_url: str) -> None:
+    def __init__(self, token: str, api_url: str, local_mode: bool = False) -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="telegram-bot", daemon=True)
         self.thread.start()
-        self.bot = Bot(token, base_url=f"{api_url}/bot", base_file_url=f"{api_url}/file/bot")
+        self.bot = Bot(token, base_url=f"{api_url}/bot", base_file_url=f"{api_url}/file/bot", local_mode=local_mode)
         self.call(lambda bot: bot.initialize())
 
     def call(self, action: Callable[[Bot], Awaitable[T]], timeout: float = 60) -> T:
@@ -89,10 +89,10 @@ def telegram_bot() -> _BotThread:
     token = settings.bot_token
     if not token:
         raise RuntimeError("TELEGRAM_BOT_TOKEN is not set: cannot reply over Telegram")
-    key = (token, settings.telegram_api_url)
+    key = (token, settings.telegram_api_url, settings.telegram_local_mode)
     with _bots_lock:
         if key not in _bots:
-            _bots[key] = _BotThread(token, settings.telegram_api_url)
+            _bots[key] = _BotThread(token, settings.telegram_api_url, settings.telegram_local_mode)
         return _bots[key]
 
 

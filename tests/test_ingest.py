@@ -328,3 +328,24 @@ async def test_an_edited_note_replaces_what_its_first_version_indexed(
     assert "конце мая" in text and "конце июня" not in text and documents_of(store, user_id) == 1
     assert "20 МБ" in helped  # the Чат edit got no reply: the next message is /help's
     assert "Укрывать" not in text
+
+
+async def test_a_refused_download_asks_once_and_a_local_bot_api_server_lifts_the_limit(
+    standin: TelegramStandin, store: str, user_id: int, tmp_path: Path, env
+) -> None:
+    from nodes.ingest_types import IngestError, IngestItem
+    from nodes.telegram_files import download_telegram_file
+
+    big = b"%PDF-1.7\n" + bytes(21 * 1024 * 1024)
+    file_id = standin.send_document(user_id, big, "большой.pdf", "application/pdf")["message"]["document"]["file_id"]
+    unknown_size = IngestItem(kind="file", source_identifier="большой.pdf", file_name="большой.pdf",
+                              telegram_file_id=file_id)  # no file_size: only getFile can tell
+    with pytest.raises(IngestError) as refused:
+        download_telegram_file(unknown_size)
+    assert "больше 20 МБ" in refused.value.user_message
+    assert len(standin.calls("getFile")) == 1  # refused once, not retried
+
+    standin.local_dir = tmp_path / "bot-api"
+    env(GROVE_TELEGRAM_LOCAL_MODE="true", GROVE_MAX_FILE_BYTES=str(50 * 1024 * 1024))
+    got = download_telegram_file(unknown_size.model_copy(update={"file_size": len(big)}))
+    assert Path(got.path).read_bytes() == big  # copied from the server's disk, past 20 MB

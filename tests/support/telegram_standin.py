@@ -43,6 +43,7 @@ import time
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 from typing import Any, NoReturn, TypeVar
 
@@ -169,6 +170,9 @@ class TelegramStandin:
         }
         self.max_download_size = max_download_size
         self.validate_markup = validate_markup
+        # Like a local Bot API server started with --local: getFile answers with an absolute path
+        # to the file on its disk and has no download limit (set a folder to switch it on).
+        self.local_dir: Path | None = None
         self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
         self._async_waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
@@ -759,6 +763,11 @@ class TelegramStandin:
         stored = self._files.get(str(params.get("file_id", "")))
         if stored is None:
             raise _bad_request("invalid file_id")
+        if self.local_dir is not None:
+            on_disk = self.local_dir / stored.file_path
+            on_disk.parent.mkdir(parents=True, exist_ok=True)
+            on_disk.write_bytes(stored.content)
+            return {**self._file_fields(stored), "file_path": str(on_disk.resolve())}
         if len(stored.content) > self.max_download_size:
             raise _bad_request("file is too big")
         return {**self._file_fields(stored), "file_path": stored.file_path}
