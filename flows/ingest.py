@@ -236,7 +236,7 @@ def ingest(items: list[IngestItem], owner_id: int, subcategory: str | None = Non
 
 # ------------------------------------------------------------------ the background job (Telegram)
 
-STAGE_WORDS = {"extract": "читаю", "embed": "векторизую", "store": "сохраняю", "done": "готово"}
+STAGE_WORDS = {"extract": "читаю", "ocr": "распознаю скан", "embed": "векторизую", "store": "сохраняю", "done": "готово"}
 
 
 class JobStopped(Exception):
@@ -273,7 +273,7 @@ class ProgressMessage:
         lines = []
         for source, (stage, done, total) in self.state.items():
             step = STAGE_WORDS.get(stage, stage)
-            amount = f" {done:g}/{total:g}" if total > 1 and stage == "embed" else ""
+            amount = f" {done:g}/{total:g}" if total > 1 and stage in ("embed", "ocr") else ""
             lines.append(f"⏳ «{source[:80]}»: {step}{amount}")
         return "Индексирую…\n" + "\n".join(lines)
 

@@ -315,6 +315,10 @@ class Settings(BaseSettings):
     )
     late_window_tokens: int = Field(default=2048, description="Macro window for long late chunking.")
     late_window_overlap_tokens: int = 256
+    ocr_command: str = Field(default="tesseract", description="OCR engine for scans and photos (nodes/ocr.py).")
+    ocr_languages: str = Field(default="rus+eng", description="Tesseract languages, `+`-joined.")
+    ocr_max_pages: int = Field(default=50, description="Scanned PDF pages read at most (each takes seconds).")
+    ocr_timeout_seconds: float = Field(default=120, description="One image's OCR at most.")
     max_file_bytes: int = Field(default=20 * 1024 * 1024, description="Telegram getFile limit is 20 MB.")
     max_download_bytes: int = 10 * 1024 * 1024
     fetch_timeout: float = 20.0

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-SourceType = Literal["url", "pdf", "docx", "odt", "epub", "pptx", "xlsx", "csv", "rtf", "html", "txt", "md", "text",
+SourceType = Literal["url", "pdf", "docx", "odt", "epub", "pptx", "xlsx", "csv", "rtf", "image", "html", "txt", "md", "text",
                      "voice", "audio", "video"]
 InputKind = Literal["link", "media", "file", "text"]
 

@@ -6,7 +6,8 @@ name or the MIME type Telegram reports, then hands it to one parser:
 * PDF  (pypdf)       — one string per page in `pages`, cleaned of running
                        headers/footers and line-end hyphenation, with page labels
                        and outline sections (`nodes.pdf_text`); encrypted, corrupt
-                       and scanned (image-only) PDFs are refused with a clear message.
+                       and scanned (image-only) PDFs are read by OCR (`nodes.ocr`).
+* Images (photos of pages: PNG, JPEG, TIFF, …) — OCR, Russian and English.
 * DOCX (python-docx) — paragraphs and tables in document order, heading styles
                        as sections; the zip's central directory is checked first
                        so a zip bomb is refused before anything is decompressed.
@@ -40,7 +41,8 @@ from grove.settings import get_settings
 from nodes import office_files, pdf_text
 from nodes.ingest_types import ExtractedDocument, IngestError, Section
 
-SUPPORTED_HINT = "Поддерживаются PDF, DOCX, ODT, EPUB, PPTX, XLSX, CSV, RTF, HTML, TXT, MD, а также аудио и видео."
+SUPPORTED_HINT = ("Поддерживаются PDF (и сканы), DOCX, ODT, EPUB, PPTX, XLSX, CSV, RTF, HTML, TXT, MD, фото страниц, "
+                  "а также аудио и видео.")
 
 TEXT_EXTENSIONS = {".txt": "txt", ".text": "txt", ".md": "md", ".markdown": "md", ".csv": "csv"}
 TEXT_MIME_TYPES = {"text/plain": "txt", "text/markdown": "md", "text/x-markdown": "md", "text/csv": "csv"}
@@ -190,11 +192,11 @@ def parse_pdf_source(source: str | Path | IO[bytes], identifier: str) -> Extract
     if not raw_pages:
         raise IngestError(corrupt_message, f"PDF {identifier} has no pages")
     if not any(raw_pages):
-        raise IngestError(
-            "В этом PDF нет текстового слоя — похоже, это скан или картинки. "
-            "Распознавание сканов (OCR) не поддерживается.",
-            f"image-only PDF {identifier}: no extractable text on {len(raw_pages)} pages",
-        )
+        raw_pages = scanned_pages(reader, identifier)
+        runs = [[] for _ in raw_pages]  # no fonts in a scan: no font-size headings
+        ocr_pages = len([p for p in raw_pages if p])
+    else:
+        ocr_pages = 0
     pages, counts = clean_pdf_pages(raw_pages, labels)
     body = pdf_text.body_size(runs)
     if not headings:
@@ -211,8 +213,51 @@ def parse_pdf_source(source: str | Path | IO[bytes], identifier: str) -> Extract
         page_labels=labels,
         sections=pdf_text.locate_sections(pages, headings),
         meta={"page_count": len(pages), "empty_pages": sum(1 for p in pages if not p), **counts,
-              "headings": len(headings)},
+              "headings": len(headings), "ocr_pages": ocr_pages},
     )
+
+
+def scanned_pages(reader: Any, identifier: str) -> list[str]:
+    """A PDF without a text layer, read by OCR from each page's images (at most `ocr_max_pages`)."""
+    from nodes import ocr, progress
+
+    count = len(reader.pages)
+    if not ocr.available():
+        raise IngestError("В этом PDF нет текстового слоя — похоже, это скан. Распознавание сканов на этом "
+                          "сервере не установлено (нужен tesseract-ocr).",
+                          f"image-only PDF {identifier}: {count} pages and no OCR engine")
+    limit = get_settings().ocr_max_pages
+    if count > limit:
+        raise IngestError(f"Это скан на {count} страниц — распознаю не больше {limit}. Пришлите часть документа.",
+                          f"image-only PDF {identifier}: {count} pages > ocr_max_pages {limit}")
+    pages = []
+    for index, page in enumerate(reader.pages):
+        progress.step("ocr", index, count)
+        try:
+            images = [image.data for image in page.images]
+        except Exception as exc:  # pypdf on an image it cannot decode
+            raise IngestError("Не удалось прочитать изображения в скане PDF.", f"{identifier}: {exc!r}") from exc
+        pages.append("\n".join(filter(None, (ocr.image_text(data) for data in images))))
+    progress.step("ocr", count, count)
+    if not any(p.strip() for p in pages):
+        raise IngestError("В этом PDF нет текстового слоя, и распознать текст на страницах не удалось.",
+                          f"image-only PDF {identifier}: OCR read nothing on {count} pages")
+    return pages
+
+
+def parse_image(path: str | Path, name: str, kind: str) -> ExtractedDocument:
+    """A photo or picture of a page (PNG, JPEG, TIFF, BMP, GIF, WEBP): its text by OCR."""
+    from nodes import ocr
+
+    if not ocr.available():
+        raise _unsupported(f"{kind} (распознавание текста на этом сервере не установлено)",
+                           f"{name}: {kind} and no OCR engine")
+    text = _clean(ocr.image_text(Path(path).read_bytes()))
+    if len(text.split()) < 3:
+        raise IngestError(f"На изображении «{name}» не удалось распознать текст.",
+                          f"{name}: OCR read {len(text)} characters")
+    return ExtractedDocument(source_type="image", source_identifier=name, title=_file_stem(name), text=text,
+                             meta={"ocr": True})
 
 
 # --- DOCX ------------------------------------------------------------------------
@@ -698,6 +743,8 @@ def parse_file(path: str, file_name: str, mime_type: str | None) -> ExtractedDoc
                 "DOC (старый формат Word; сохраните файл как DOCX)", f"{name}: legacy .doc"
             )
         raise _unsupported(_kind_by_name(name, mime_type), f"{name}: OLE compound file")
+    if kind is not None and kind.startswith("изображение"):
+        return parse_image(path, name, kind)
     if kind is not None:
         raise _unsupported(kind, f"{name}: sniffed as {kind}")
 

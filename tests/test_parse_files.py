@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from nodes import ocr
 from nodes import parse_files as node
 from nodes.ingest_types import IngestError
 from nodes.parse_files import parse_file
@@ -32,13 +33,16 @@ from tests.support.documents import (
     make_png,
     make_pptx,
     make_rtf,
+    make_scanned_pdf,
+    page_image,
     make_text_file,
     make_xlsx,
     make_zip,
     make_zip_bomb_docx,
 )
 
-SUPPORTED = "Поддерживаются PDF, DOCX, ODT, EPUB, PPTX, XLSX, CSV, RTF, HTML, TXT, MD, а также аудио и видео"
+SUPPORTED = ("Поддерживаются PDF (и сканы), DOCX, ODT, EPUB, PPTX, XLSX, CSV, RTF, HTML, TXT, MD, фото страниц, "
+             "а также аудио и видео")
 PAGES = [
     "Глава первая. Берёзовая роща начинается с правильно выбранного участка.",
     "Глава вторая. Саженцы высаживают ранней весной, пока почва влажная.",
@@ -158,10 +162,41 @@ def test_pdf_with_empty_user_password_opens(tmp_path: Path) -> None:
     assert parse_file(str(path), "owner-only.pdf", None).pages == ["Открытый отчёт."]
 
 
-def test_image_only_pdf_needs_ocr(tmp_path: Path) -> None:
-    error = _error(make_image_only_pdf(tmp_path / "scan.pdf"))
-    assert "похоже, это скан" in error.user_message
-    assert "OCR" in error.user_message and "не поддерживается" in error.user_message
+SCAN = [["Ремонтантную малину весной", "подкармливают азотом."], ["Осенью все побеги", "срезают под корень."]]
+
+
+@pytest.mark.skipif(not ocr.available(), reason="needs tesseract-ocr with Russian (make test-deps)")
+def test_a_scanned_pdf_is_read_by_ocr_page_by_page(tmp_path: Path) -> None:
+    doc = parse_file(str(make_scanned_pdf(tmp_path / "скан.pdf", SCAN)), "скан.pdf", "application/pdf")
+    assert doc.meta["ocr_pages"] == 2 and len(doc.pages) == 2
+    assert "малину" in doc.pages[0] and "азотом" in doc.pages[0]
+    assert "побеги" in doc.pages[1] and "корень" in doc.pages[1]
+
+
+@pytest.mark.skipif(not ocr.available(), reason="needs tesseract-ocr with Russian (make test-deps)")
+def test_a_photo_of_a_page_is_read_by_ocr(tmp_path: Path) -> None:
+    path = tmp_path / "photo.png"
+    path.write_bytes(page_image(SCAN[0] + SCAN[1]))
+    doc = parse_file(str(path), "photo.png", "image/png")
+    assert doc.source_type == "image" and "подкармливают азотом" in doc.text and "под корень" in doc.text
+    error = _error(make_png(tmp_path / "red.png"), mime="image/png")  # a picture with no text
+    assert "не удалось распознать текст" in error.user_message
+
+
+def test_without_an_ocr_engine_scans_and_photos_are_refused_saying_why(tmp_path: Path) -> None:
+    with grove_settings(ocr_command="no-such-tesseract"):
+        scan = _error(make_image_only_pdf(tmp_path / "scan.pdf"))
+        photo = _error(make_png(tmp_path / "photo.png"), mime="image/png")
+    assert "похоже, это скан" in scan.user_message and "tesseract-ocr" in scan.user_message
+    assert "изображение PNG (распознавание текста на этом сервере не установлено)" in photo.user_message
+
+
+@pytest.mark.skipif(not ocr.available(), reason="needs tesseract-ocr with Russian (make test-deps)")
+def test_a_scan_with_nothing_to_read_and_a_long_scan_are_refused(tmp_path: Path) -> None:
+    assert "распознать текст на страницах не удалось" in _error(make_image_only_pdf(tmp_path / "s.pdf")).user_message
+    with grove_settings(ocr_max_pages=1):
+        error = _error(make_scanned_pdf(tmp_path / "long.pdf", SCAN))
+    assert "не больше 1" in error.user_message
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated"])
@@ -439,14 +474,10 @@ def test_empty_text_file(tmp_path: Path, content: bytes) -> None:
 # --- unsupported, size ---------------------------------------------------------
 
 
-def test_image_unsupported(tmp_path: Path) -> None:
-    error = _error(make_png(tmp_path / "photo.png"), mime="image/png")
-    assert error.user_message == f"Этот тип файла не поддерживается: изображение PNG. {SUPPORTED}."
-
-
-def test_image_disguised_as_text(tmp_path: Path) -> None:
+def test_image_disguised_as_text_is_taken_for_an_image(tmp_path: Path) -> None:
     path = make_png(tmp_path / "photo.png")
-    error = _error(path, name="readme.txt", mime="text/plain")
+    with grove_settings(ocr_command="no-such-tesseract"):
+        error = _error(path, name="readme.txt", mime="text/plain")
     assert "изображение PNG" in error.user_message
 
 

@@ -720,3 +720,33 @@ def make_rtf(path: str | Path, paragraphs: list[str]) -> Path:
     Path(path).write_bytes(("{\\rtf1\\ansi\\ansicpg1251\\deff0{\\fonttbl{\\f0\\froman Times New Roman;}}\n"
                             f"\\f0\\fs24 {body}}}").encode("ascii"))
     return Path(path)
+
+
+def page_image(lines: list[str], *, width: int = 1400) -> bytes:
+    """A photographed page, as OCR sees one: black Russian text on white at ~300 dpi, PNG bytes."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.truetype(str(FONT_DIR / "DejaVuSans.ttf"), 40)
+    image = Image.new("L", (width, 120 + 70 * len(lines)), 255)
+    draw = ImageDraw.Draw(image)
+    for n, line in enumerate(lines):
+        draw.text((80, 60 + 70 * n), line, font=font, fill=0)
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return out.getvalue()
+
+
+def make_scanned_pdf(path: str | Path, pages: list[list[str]]) -> Path:
+    """A scanned PDF: each page one raster image of its lines, no text layer."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    path = Path(path)
+    pdf = canvas.Canvas(str(path), pagesize=A4)
+    for lines in pages:
+        height = 535 * (120 + 70 * len(lines)) / 1400  # the image's own proportions, 535 pt wide
+        pdf.drawImage(ImageReader(io.BytesIO(page_image(lines))), 30, 500, width=535, height=height)
+        pdf.showPage()
+    pdf.save()
+    return path
