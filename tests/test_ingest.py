@@ -349,3 +349,23 @@ async def test_a_refused_download_asks_once_and_a_local_bot_api_server_lifts_the
     env(GROVE_TELEGRAM_LOCAL_MODE="true", GROVE_MAX_FILE_BYTES=str(50 * 1024 * 1024))
     got = download_telegram_file(unknown_size.model_copy(update={"file_size": len(big)}))
     assert Path(got.path).read_bytes() == big  # copied from the server's disk, past 20 MB
+
+
+async def test_a_photo_of_a_page_and_a_scanned_pdf_are_indexed_by_ocr(
+    standin: TelegramStandin, store: str, user_id: int, tmp_path: Path
+) -> None:
+    from nodes import ocr
+    from tests.support.documents import make_scanned_pdf, page_image
+
+    if not ocr.available():
+        pytest.skip("needs tesseract-ocr with Russian (make ocr-deps)")
+    scan = make_scanned_pdf(tmp_path / "скан.pdf", [["Жимолость цветёт первой", "из ягодных культур."]])
+    async with running(new_bot(), worker=True):
+        await choose_documents(standin, user_id)
+        said_photo = await indexed(standin, user_id, lambda: standin.send_photo(
+            user_id, page_image(["Крыжовник обрезают ранней", "весной до распускания почек."])))
+        said_scan = await indexed(standin, user_id, lambda: standin.send_document(
+            user_id, scan.read_bytes(), "скан.pdf", "application/pdf"))
+    assert said_photo.startswith("✅") and said_scan.startswith("✅")
+    text = " ".join(r["chunk_text"] for r in chunks_of(store, user_id))
+    assert "Крыжовник обрезают" in text and "Жимолость цветёт" in text
