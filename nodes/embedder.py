@@ -124,7 +124,9 @@ def _load_model(key: _ModelKey, settings: Settings) -> SentenceTransformer:
         os.environ["HF_HUB_OFFLINE"] = "1"
     import torch
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
 
+    transformers_logging.disable_progress_bar()  # «Loading weights» bars are library noise, not the user's
     torch.set_num_threads(max(1, settings.cpu_threads))
     dtype = {"bfloat16": torch.bfloat16, "float32": torch.float32}[key.dtype]
     try:

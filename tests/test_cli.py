@@ -34,6 +34,8 @@ def test_ingest_then_ask_from_the_command_line() -> None:
         ingested = grove("ingest", str(pdf), "--user", "77", env=env)
         assert ingested.returncode == 0, ingested.stdout + ingested.stderr
         assert "indexed" in ingested.stdout and "жимолость.pdf" in ingested.stdout
+        said = ingested.stdout + ingested.stderr  # what the user sees: no library noise
+        assert "Loading weights" not in said and "without a flow run id" not in said, said
 
         missing = grove("ingest", str(data / "нет-такого.pdf"), env=env)
         assert missing.returncode != 0 and "no such file" in missing.stderr
