@@ -10,7 +10,11 @@ so the real figure can be compared.
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache, lru_cache
 from typing import Any
 
@@ -26,7 +30,22 @@ _lock = threading.Lock()
 def _vocabulary(path: str) -> Any:
     import llama_cpp
 
-    return llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False)
+    with _c_stderr_silenced():  # llama.cpp warns «n_ctx_seq > n_ctx_train» from C even with verbose=False
+        return llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False)
+
+
+@contextmanager
+def _c_stderr_silenced() -> Iterator[None]:
+    """File descriptor 2 pointed at /dev/null for the block: C libraries write there directly."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def tokenizer_path() -> str:

@@ -46,6 +46,7 @@ def test_ingest_then_ask_from_the_command_line() -> None:
             asked = grove("ask", "Когда цветёт жимолость по моему файлу?", "--user", "77", "--verbose",
                           env=env)
         assert asked.returncode == 0, asked.stdout + asked.stderr
+        assert "n_ctx_seq" not in asked.stdout + asked.stderr  # llama.cpp's vocabulary-load warning
         assert "Жимолость цветёт в апреле" in asked.stdout
         assert "Информация взята из:" in asked.stdout and "жимолость.pdf" in asked.stdout
         assert "rag-db-query" in asked.stdout  # --verbose shows the search and its fragments
