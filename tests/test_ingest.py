@@ -354,11 +354,10 @@ async def test_a_refused_download_asks_once_and_a_local_bot_api_server_lifts_the
 async def test_a_photo_of_a_page_and_a_scanned_pdf_are_indexed_by_ocr(
     standin: TelegramStandin, store: str, user_id: int, tmp_path: Path
 ) -> None:
-    from nodes import ocr
     from tests.support.documents import make_scanned_pdf, page_image
+    from tests.support.prerequisites import ocr_missing
 
-    if not ocr.available():
-        pytest.skip("needs tesseract-ocr with Russian (make ocr-deps)")
+    require(ocr_missing())
     scan = make_scanned_pdf(tmp_path / "скан.pdf", [["Жимолость цветёт первой", "из ягодных культур."]])
     async with running(new_bot(), worker=True):
         await choose_documents(standin, user_id)

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from nodes import ocr
 from nodes import parse_files as node
 from nodes.ingest_types import IngestError
 from nodes.parse_files import parse_file
+from tests.support.prerequisites import ocr_missing, require
 from tests.support.documents import (
     MANUAL_CONTINUED,
     MANUAL_FOOTER,
@@ -165,16 +165,16 @@ def test_pdf_with_empty_user_password_opens(tmp_path: Path) -> None:
 SCAN = [["Ремонтантную малину весной", "подкармливают азотом."], ["Осенью все побеги", "срезают под корень."]]
 
 
-@pytest.mark.skipif(not ocr.available(), reason="needs tesseract-ocr with Russian (make test-deps)")
 def test_a_scanned_pdf_is_read_by_ocr_page_by_page(tmp_path: Path) -> None:
+    require(ocr_missing())
     doc = parse_file(str(make_scanned_pdf(tmp_path / "скан.pdf", SCAN)), "скан.pdf", "application/pdf")
     assert doc.meta["ocr_pages"] == 2 and len(doc.pages) == 2
     assert "малину" in doc.pages[0] and "азотом" in doc.pages[0]
     assert "побеги" in doc.pages[1] and "корень" in doc.pages[1]
 
 
-@pytest.mark.skipif(not ocr.available(), reason="needs tesseract-ocr with Russian (make test-deps)")
 def test_a_photo_of_a_page_is_read_by_ocr(tmp_path: Path) -> None:
+    require(ocr_missing())
     path = tmp_path / "photo.png"
     path.write_bytes(page_image(SCAN[0] + SCAN[1]))
     doc = parse_file(str(path), "photo.png", "image/png")
@@ -191,8 +191,8 @@ def test_without_an_ocr_engine_scans_and_photos_are_refused_saying_why(tmp_path:
     assert "изображение PNG (распознавание текста на этом сервере не установлено)" in photo.user_message
 
 
-@pytest.mark.skipif(not ocr.available(), reason="needs tesseract-ocr with Russian (make test-deps)")
 def test_a_scan_with_nothing_to_read_and_a_long_scan_are_refused(tmp_path: Path) -> None:
+    require(ocr_missing())
     assert "распознать текст на страницах не удалось" in _error(make_image_only_pdf(tmp_path / "s.pdf")).user_message
     with grove_settings(ocr_max_pages=1):
         error = _error(make_scanned_pdf(tmp_path / "long.pdf", SCAN))

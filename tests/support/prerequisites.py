@@ -19,3 +19,10 @@ def require(missing: str | None) -> None:
     if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
         pytest.fail(f"prerequisite missing in CI: {missing}")
     pytest.skip(missing)
+
+
+def ocr_missing() -> str | None:
+    """None when Tesseract reads Russian here, else why not (for `require`)."""
+    from nodes import ocr
+
+    return None if ocr.available() else "tesseract-ocr with Russian missing: make ocr-deps"
