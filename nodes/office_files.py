@@ -59,7 +59,7 @@ def _text(element: etree._Element) -> str:
 
 def _first(root: etree._Element, path: str) -> str | None:
     found = root.find(path, _NS)
-    return _text(found) or None if found is not None else None
+    return (_text(found) or None) if found is not None else None
 
 
 # --- OpenDocument text (ODT) -------------------------------------------------------
@@ -70,7 +70,6 @@ def parse_odt(archive: zipfile.ZipFile) -> Parsed:
     root = _xml(archive, "content.xml")
     body = root.find("office:body/office:text", _NS)
     blocks: Blocks = []
-    tables = 0
     for element in body.iter(f"{{{_NS['text']}}}h", f"{{{_NS['text']}}}p", f"{{{_NS['table']}}}table-row"):
         if element.tag.endswith("table-row"):
             cells = [_text(cell) for cell in element.findall("table:table-cell", _NS)]

@@ -420,6 +420,7 @@ def parse_docx(path: str | Path, name: str) -> ExtractedDocument:
 
 def parse_zip(path: str | Path, name: str) -> ExtractedDocument:
     """A zip: DOCX, or one of `office_files.ZIP_PARSERS` (ODT, EPUB, PPTX, XLSX); anything else is refused."""
+    kind = ""
     try:
         with zipfile.ZipFile(path) as archive:
             check_zip_bomb(archive, name)
@@ -434,7 +435,7 @@ def parse_zip(path: str | Path, name: str) -> ExtractedDocument:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError, KeyError,
             AttributeError, SyntaxError) as exc:  # lxml's XMLSyntaxError is a SyntaxError
-        label = office_files.FORMAT_NAMES.get(locals().get("kind", ""), "архив")
+        label = office_files.FORMAT_NAMES.get(kind, "архив")
         raise IngestError(f"Не удалось открыть {label}: файл повреждён.", f"{name}: {exc!r}") from exc
     if parsed is None:
         return parse_docx(path, name)
