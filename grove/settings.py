@@ -148,7 +148,21 @@ class Settings(BaseSettings):
     )
     embedding_max_tokens: int = 2048
     embedding_batch_size: int = 8
-    embedding_dtype: Literal["float32", "bfloat16"] = "bfloat16"
+    embedding_dtype: Literal["float32", "bfloat16"] = Field(
+        default="bfloat16",
+        description="PyTorch weights' type (the torch runtime, and token embeddings for late chunking).",
+    )
+    embedding_runtime: Literal["torch", "onnx", "onnx-int8"] = Field(
+        default="torch",
+        description=(
+            "What computes sentence vectors: the PyTorch model, or its ONNX export run by ONNX Runtime "
+            "in fp32 or with int8 linear layers (nodes/embedding_runtime.py; bench/embedding_runtime.py)."
+        ),
+    )
+    embedding_device: Literal["auto", "cpu", "cuda"] = Field(
+        default="auto",
+        description="Where embeddings run: auto takes a CUDA GPU when the runtime sees one.",
+    )
     whisper_model: str = "whisper-base-ct2"
     whisper_compute_type: str = "int8"
     whisper_beam_size: int = 1

@@ -2,8 +2,11 @@
 
 :func:`get_embedder` returns a process-wide :class:`Embedder`, loaded lazily on
 first use and shared by every thread; it is keyed by the model settings
-(``embedding_model``, ``embedding_dtype``, ``embedding_max_tokens``), so a
-changed setting (after ``reset_settings()``) loads the new model once. The
+(``embedding_model``, ``embedding_runtime``, ``embedding_device``, ``embedding_dtype``,
+``embedding_max_tokens``), so a changed setting (after ``reset_settings()``) loads the new model
+once. Sentence vectors come from the configured runtime (`nodes.embedding_runtime`: PyTorch or
+ONNX Runtime); token embeddings per window (late chunking, late interaction) from the PyTorch
+model, loaded on first need. The
 other knobs - prompts, chunking mode, window sizes, batch size - are read from
 the settings at call time.
 
@@ -17,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,9 +29,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from grove.observe import task
 
-from chunking import Chunk, late_chunk_embeddings, naive_chunk_embeddings
+from chunking import Chunk, late_chunk_embeddings
 from grove.settings import Settings, get_settings
 from nodes import progress
+from nodes.embedding_runtime import EncoderRuntime, TorchEncoder, load_runtime, resolve_device
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -70,6 +74,8 @@ class _ModelKey:
     local: bool
     dtype: str
     max_tokens: int
+    runtime: str = "torch"
+    device: str = "auto"
 
 
 def _missing_message(name: str, settings: Settings, detail: str = "") -> str:
@@ -115,6 +121,8 @@ def _model_key(settings: Settings) -> _ModelKey:
         local=local,
         dtype=settings.embedding_dtype,
         max_tokens=settings.embedding_max_tokens,
+        runtime=settings.embedding_runtime,
+        device=settings.embedding_device,
     )
 
 
@@ -132,7 +140,7 @@ def _load_model(key: _ModelKey, settings: Settings) -> SentenceTransformer:
     try:
         model = SentenceTransformer(
             key.source,
-            device="cpu",
+            device=resolve_device(key.device, "torch"),
             local_files_only=key.local,
             model_kwargs={"dtype": dtype},
         )
@@ -149,6 +157,35 @@ def _load_model(key: _ModelKey, settings: Settings) -> SentenceTransformer:
     if model.max_seq_length is None or model.max_seq_length > key.max_tokens:
         model.max_seq_length = key.max_tokens
     return model
+
+
+def _load_embedder(key: _ModelKey, settings: Settings) -> Embedder:
+    """The configured runtime; the PyTorch model at once for the torch runtime, else on first need."""
+    if key.local:
+        # Before sentence-transformers / huggingface_hub are imported, so it takes effect.
+        os.environ["HF_HUB_OFFLINE"] = "1"
+    if key.runtime == "torch":
+        model = _load_model(key, settings)
+        return Embedder(model, runtime=load_runtime(Path(key.source), settings, lambda: model))
+    source = Path(key.source) if key.local else Path(_hub_snapshot(key.source))
+    try:
+        runtime = load_runtime(source, settings, lambda: _load_model(key, settings))
+    except Exception as exc:
+        raise EmbeddingModelError(
+            f"could not start the {key.runtime} embedding runtime for {key.source}: {exc}. "
+            "Run `make models` again, or set embedding_runtime=torch (env GROVE_EMBEDDING_RUNTIME)."
+        ) from exc
+    return Embedder(runtime=runtime, load_model=lambda: _load_model(key, settings))
+
+
+def _hub_snapshot(name: str) -> str:
+    """A hub model's local folder (downloaded with internet access), for the ONNX export."""
+    from huggingface_hub import snapshot_download
+
+    try:
+        return snapshot_download(name)
+    except Exception as exc:
+        raise EmbeddingModelMissing(f"embedding model {name!r} could not be downloaded: {exc}") from exc
 
 
 class PriorityLock:
@@ -206,12 +243,37 @@ class Embedder:
     Queries hold it urgently; indexing one batch or window at a time (`PriorityLock`).
     """
 
-    def __init__(self, model: SentenceTransformer, *, settings: Settings | None = None) -> None:
-        self.model = model
+    def __init__(
+        self,
+        model: SentenceTransformer | None = None,
+        *,
+        runtime: EncoderRuntime | None = None,
+        load_model: Callable[[], SentenceTransformer] | None = None,
+        settings: Settings | None = None,
+    ) -> None:
+        """Give the PyTorch ``model``, or a ``runtime`` plus ``load_model`` for the PyTorch model
+        that token embeddings need (loaded on first use, not before)."""
+        if runtime is None:
+            if model is None:
+                raise ValueError("an Embedder needs a model or a runtime")
+            runtime = TorchEncoder(model)
+        self.runtime = runtime
+        self._model = model
+        self._load_model = load_model
         self._settings = settings
         self._lock = PriorityLock()
-        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-        self.dim: int = int(getter())
+        self.dim: int = int(runtime.dim)
+
+    @property
+    def model(self) -> SentenceTransformer:
+        """The PyTorch model: token embeddings for late chunking and late interaction."""
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    if self._load_model is None:
+                        raise RuntimeError(f"the {self.runtime.name} runtime has no PyTorch model to load")
+                    self._model = self._load_model()
+        return self._model
 
     @property
     def settings(self) -> Settings:
@@ -225,7 +287,7 @@ class Embedder:
 
     @property
     def tokenizer(self) -> Any:
-        return self.model.tokenizer
+        return self.runtime.tokenizer
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` alone (no special or prompt tokens)."""
@@ -239,14 +301,14 @@ class Embedder:
         little: its texts are about as long as each other.
         """
         if not texts:
-            return naive_chunk_embeddings(self.model, [], prompt=prompt)
+            return np.zeros((0, self.dim), dtype=np.float32)
         size = max(1, self.settings.embedding_batch_size)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         vectors: list[np.ndarray] = []
         for start in range(0, len(order), size):
-            batch = [texts[i] for i in order[start:start + size]]
+            batch = [prompt + texts[i] for i in order[start:start + size]]
             with self._lock.hold(urgent):
-                vectors.append(naive_chunk_embeddings(self.model, batch, prompt=prompt, batch_size=size))
+                vectors.append(self.runtime.encode(batch, size))
             if not urgent:
                 progress.step("embed", min(start + size, len(texts)), len(texts))
         result = np.empty_like(np.concatenate(vectors))
@@ -334,8 +396,7 @@ def get_embedder() -> Embedder:
     key = _model_key(settings)
     with _lock:
         if _instance is None or _instance_key != key:
-            model = _load_model(key, settings)  # the old one stays until this succeeds
-            _instance, _instance_key = Embedder(model), key
+            _instance, _instance_key = _load_embedder(key, settings), key  # the old one stays until this succeeds
         return _instance
 
 

@@ -73,13 +73,13 @@ def patched_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]
 def test_loads_once_and_is_shared_across_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     reset_embedder()
     loads: list[int] = []
-    real_load = embedder_module._load_model
+    real_load = embedder_module._load_embedder
 
     def counting_load(*args, **kwargs):
         loads.append(threading.get_ident())
         return real_load(*args, **kwargs)
 
-    monkeypatch.setattr(embedder_module, "_load_model", counting_load)
+    monkeypatch.setattr(embedder_module, "_load_embedder", counting_load)
     with ThreadPoolExecutor(max_workers=4) as pool:
         embedders = list(pool.map(lambda _: get_embedder(), range(8)))
     assert len(loads) == 1
@@ -108,11 +108,11 @@ def test_query_and_document_prompts_differ() -> None:
     as_query = embedder.embed_query(text)
     as_document = embedder.embed_documents([text])[0]
     assert float(as_query @ as_document) < 0.99
-    model = embedder.model
+    model = embedder.model  # the PyTorch model, whatever the runtime: its vectors are the reference
     expected_query = model.encode([text], prompt=settings.embedding_query_prompt)[0]
     expected_document = model.encode([text], prompt=settings.embedding_document_prompt)[0]
-    assert np.allclose(as_query, expected_query, atol=1e-3)
-    assert np.allclose(as_document, expected_document, atol=1e-3)
+    assert float(as_query @ expected_query) > 0.99  # int8 ONNX: ≈ 0.996, as bf16 against fp32
+    assert float(as_document @ expected_document) > 0.99
 
 
 def test_embed_chunks_late_and_naive(patched_env: pytest.MonkeyPatch) -> None:
