@@ -30,6 +30,7 @@ import os
 import shutil
 import tempfile
 import time
+import warnings
 from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -166,7 +167,8 @@ def _export(source: Path, work: Path) -> None:
 
     sample = model.tokenizer(["a sample", "a longer sample text"], padding=True, return_tensors="pt")
     batch, length = torch.export.Dim("batch"), torch.export.Dim("length")
-    with torch.no_grad():
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the exporter's deprecation and axis-naming notes are not the user's
         program = torch.onnx.export(
             TokenEmbeddings(modules[0].auto_model).eval(),
             (sample["input_ids"], sample["attention_mask"]),

@@ -1,0 +1,209 @@
+"""Embedding runtimes: selection, the ONNX export of a tiny real model, its vectors, and the quality gate.
+
+The tiny model is a real Gemma3 encoder (two layers, random weights, EmbeddingGemma's tokenizer)
+saved as a sentence-transformers folder: the export, the int8 quantisation and the runtime run on
+it exactly as on EmbeddingGemma, in seconds.
+"""
+
+from __future__ import annotations
+
+import shutil
+import typing
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bench.embedding_runtime import Quality, passes_gate, ranking_quality
+from grove.settings import Settings, reset_settings
+from nodes import onnx_encoder
+from nodes.embedder import get_embedder, reset_embedder
+from nodes.embedding_runtime import RUNTIMES, resolve_device
+from tests.support.prerequisites import require
+
+GEMMA = Path(__file__).resolve().parent.parent / ".grove" / "models" / "embeddinggemma-300m"
+TEXTS = ["Антоновка созревает в конце сентября.", "Казань стоит на Волге.",
+         "Плоды хранятся до трёх месяцев в прохладном погребе.", "short"]
+
+
+# ------------------------------------------------------------------------------- selection
+
+
+def test_every_runtime_the_setting_allows_is_registered() -> None:
+    allowed = typing.get_args(Settings.model_fields["embedding_runtime"].annotation)
+    assert set(allowed) == set(RUNTIMES)
+
+
+@pytest.mark.parametrize(
+    ("requested", "available", "expected"),
+    [("cpu", True, "cpu"), ("auto", True, "cuda"), ("auto", False, "cpu"), ("cuda", True, "cuda")],
+)
+def test_device_selection(requested: str, available: bool, expected: str) -> None:
+    assert resolve_device(requested, "onnx", lambda runtime: available) == expected
+
+
+def test_cuda_requested_without_a_gpu_is_a_clear_error() -> None:
+    with pytest.raises(RuntimeError, match="no CUDA device.*GROVE_EMBEDDING_DEVICE=cpu"):
+        resolve_device("cuda", "torch", lambda runtime: False)
+
+
+def test_this_machine_runs_embeddings_on_the_cpu() -> None:
+    assert resolve_device("auto", "onnx-int8") == "cpu"  # no GPU here: auto must not pick one
+
+
+# ------------------------------------------------------------------------------- quality gate
+
+
+def test_ranking_quality_counts_ranks() -> None:
+    passages = np.eye(4, dtype=np.float32)
+    queries = np.array([[1, 0.5, 0, 0], [0.1, 0.9, 0.5, 0]], dtype=np.float32)
+    quality = ranking_quality(queries, passages, [{0}, {2}])  # ranks 1 and 2
+    assert quality.mrr10 == pytest.approx((1 + 1 / 2) / 2)
+    assert quality.ndcg10 == pytest.approx((1 + 1 / np.log2(3)) / 2)
+
+
+def test_the_gate_allows_a_hundredth() -> None:
+    reference = Quality(0.60, 0.65)
+    assert passes_gate(Quality(0.595, 0.641), reference)
+    assert not passes_gate(Quality(0.585, 0.66), reference)
+    assert not passes_gate(Quality(0.70, 0.63), reference)
+
+
+# ------------------------------------------------------------------------------- tiny real model
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A two-layer Gemma3 encoder → mean pooling → Dense → Normalize, saved like EmbeddingGemma."""
+    if not (GEMMA / "tokenizer.json").exists():
+        require(f"EmbeddingGemma's tokenizer is not assembled at {GEMMA}: run `make models`")
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Dense, Normalize, Pooling, Transformer
+    from transformers import AutoTokenizer, Gemma3TextConfig, Gemma3TextModel
+
+    root = tmp_path_factory.mktemp("tiny")
+    tokenizer = AutoTokenizer.from_pretrained(str(GEMMA))
+    torch.manual_seed(0)
+    config = Gemma3TextConfig(
+        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=1, head_dim=16, max_position_embeddings=512,
+        sliding_window=8, layer_types=["sliding_attention", "full_attention"],
+        use_bidirectional_attention=True, pad_token_id=tokenizer.pad_token_id,
+    )
+    Gemma3TextModel(config).save_pretrained(root / "encoder")
+    tokenizer.save_pretrained(root / "encoder")
+    transformer = Transformer(str(root / "encoder"), max_seq_length=256)
+    modules = [transformer, Pooling(32, pooling_mode="mean"),
+               Dense(32, 16, activation_function=torch.nn.Identity()), Normalize()]
+    SentenceTransformer(modules=modules, device="cpu").save(str(root / "st"))
+    return root / "st"
+
+
+@pytest.fixture
+def tiny_settings(tiny_model: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.setenv("GROVE_EMBEDDING_MODEL", str(tiny_model))
+    monkeypatch.setenv("GROVE_EMBEDDING_DTYPE", "float32")
+    reset_settings()
+    reset_embedder()
+    yield tiny_model
+    monkeypatch.undo()
+    reset_settings()
+    reset_embedder()
+
+
+@pytest.fixture(scope="module")
+def exported(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return onnx_encoder.ensure_export(tiny_model, tmp_path_factory.mktemp("cache"))
+
+
+def test_the_export_is_whole_and_keeps_down_projections_in_fp32(tiny_model: Path, exported: Path) -> None:
+    import onnx
+
+    assert exported == tiny_model / "onnx"
+    for name in ("model.onnx", "model_int8.onnx", "head.npz", "export.json", "tokenizer/tokenizer.json"):
+        assert (exported / name).exists(), name
+    assert not [p for p in tiny_model.iterdir() if p.name.startswith(".onnx-")]  # no work folder left
+    graph = onnx.load(str(exported / "model_int8.onnx"), load_external_data=False).graph
+    weights = {init.name: tuple(init.dims) for init in graph.initializer}
+    quantized = [n for n in graph.node if n.op_type in {"DynamicQuantizeMatMul", "MatMulInteger"}]
+    float_down = [n for n in graph.node if n.op_type == "MatMul" and weights.get(n.input[1], (0,))[0] == 48]
+    assert len(float_down) == 2  # one down projection per layer, left in fp32
+    assert len(quantized) >= 2 * 6  # q, k, v, o, gate, up of both layers in int8
+
+
+def test_a_current_export_is_reused_and_a_changed_model_exported_again(
+    tiny_model: Path, exported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = tmp_path / "model"
+    shutil.copytree(tiny_model, copy)
+    calls: list[Path] = []
+    monkeypatch.setattr(onnx_encoder, "_export", lambda source, work: calls.append(source))
+    monkeypatch.setattr(onnx_encoder, "_quantize", lambda fp32, int8: None)
+    assert onnx_encoder.ensure_export(copy, tmp_path / "cache") == copy / "onnx"
+    assert calls == []  # the copied export is current: same files, same sizes, same config
+    config = copy / "config_sentence_transformers.json"
+    config.write_text(config.read_text() + "\n")
+    onnx_encoder.ensure_export(copy, tmp_path / "cache")
+    assert calls == [copy]
+
+
+def test_a_failed_export_leaves_nothing_half_written(tmp_path: Path) -> None:
+    source = tmp_path / "broken"
+    source.mkdir()
+    (source / "modules.json").write_text("[]")
+    with pytest.raises(onnx_encoder.OnnxExportError):
+        onnx_encoder.ensure_export(source, tmp_path / "cache")
+    assert sorted(p.name for p in source.iterdir() if not p.name.endswith(".lock")) == ["modules.json"]
+
+
+@pytest.mark.parametrize(("runtime", "closeness"), [("onnx", 0.9999), ("onnx-int8", 0.97)])
+def test_onnx_vectors_match_pytorch(
+    tiny_settings: Path, exported: Path, monkeypatch: pytest.MonkeyPatch, runtime: str, closeness: float
+) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    monkeypatch.setenv("GROVE_EMBEDDING_RUNTIME", runtime)
+    reset_settings()
+    embedder = get_embedder()
+    assert embedder.runtime.name == runtime and embedder.runtime.device == "cpu"
+    vectors = embedder.embed_documents(TEXTS)
+    reference = SentenceTransformer(str(tiny_settings), device="cpu").encode(
+        TEXTS, prompt=embedder.settings.embedding_document_prompt, normalize_embeddings=True)
+    cosines = (vectors * reference).sum(axis=1)
+    assert vectors.shape == (4, 16) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-4)
+    assert cosines.min() > closeness, cosines
+    assert embedder.embed_documents([]).shape == (0, 16)
+    # the same vectors rank the same: the gate passes fp32 ONNX against PyTorch
+    relevant = [{i} for i in range(len(TEXTS))]
+    assert passes_gate(ranking_quality(vectors, vectors, relevant), ranking_quality(reference, reference, relevant))
+
+
+def test_token_embeddings_still_come_from_pytorch(tiny_settings: Path, exported: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Late chunking needs token vectors per window: the ONNX embedder loads the PyTorch model for it."""
+    from chunking import chunk_text
+
+    monkeypatch.setenv("GROVE_EMBEDDING_RUNTIME", "onnx-int8")
+    reset_settings()
+    embedder = get_embedder()
+    assert embedder._model is None  # not loaded for sentence vectors
+    text = "\n\n".join(TEXTS)
+    chunks = chunk_text(text, target_chars=40, overlap_chars=0)
+    late = embedder.embed_chunks(text, chunks, mode="late")
+    assert late.shape == (len(chunks), 16) and embedder._model is not None
+
+
+def test_random_vectors_fail_the_gate(tiny_settings: Path, exported: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GROVE_EMBEDDING_RUNTIME", "onnx")
+    reset_settings()
+    embedder = get_embedder()
+    queries, passages = embedder.embed_queries(TEXTS), embedder.embed_documents(TEXTS)
+    relevant = [{i} for i in range(len(TEXTS))]
+    good = ranking_quality(queries, passages, relevant)
+    noise = np.random.default_rng(0).standard_normal(passages.shape).astype(np.float32)
+    assert not passes_gate(ranking_quality(queries, noise, relevant), Quality(1.0, 1.0))
+    assert good.mrr10 > 0  # the plumbing ranks at all
+
