@@ -26,6 +26,7 @@ class LocalLLMServer:
     log_file: Path
     context: int = 4096
     threads: int = 2
+    gpu_layers: int = 0
     host: str = "127.0.0.1"
     pid_file: Path | None = None
     nice: int = 0
@@ -51,7 +52,8 @@ class LocalLLMServer:
             "local LLM server",
             [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
              "--chat_format", "chatml-function-calling", "--n_ctx", str(self.context),
-             "--n_threads", str(self.threads), "--host", self.host, "--port", str(self.port),
+             "--n_threads", str(self.threads), "--n_gpu_layers", str(self.gpu_layers),
+             "--host", self.host, "--port", str(self.port),
              # A streamed answer is cut when another request waits, unless this is off; grove
              # streams every plain answer so that an abandoned one stops (nodes/llm.py).
              "--interrupt_requests", "False"],
@@ -63,6 +65,13 @@ class LocalLLMServer:
         except ChildStartError as exc:
             raise LocalLLMError(str(exc)) from exc
         return self.base_url
+
+    @property
+    def device(self) -> str:
+        """Where the model runs, as announced at start."""
+        if self.gpu_layers == 0:
+            return f"CPU, {self.threads} threads"
+        return f"GPU, {'all' if self.gpu_layers < 0 else self.gpu_layers} layers offloaded"
 
     def stop(self) -> None:
         if self.child is not None:

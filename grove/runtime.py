@@ -221,6 +221,7 @@ def start_llm(settings: Settings, stack: Stack, *, quiet: bool = False) -> None:
         log_file=settings.data_dir / "llm" / "server.log",
         context=settings.local_llm_context,
         threads=settings.cpu_threads,
+        gpu_layers=settings.local_llm_gpu_layers,
         pid_file=run_dir(settings) / "llm.pid",
     )
     if stack.after_crash:
@@ -236,7 +237,19 @@ def start_llm(settings: Settings, stack: Stack, *, quiet: bool = False) -> None:
     os.environ["GROVE_LOCAL_LLM_URL"] = url
     reset_settings()
     if not quiet:
-        say(f"LLM: local {settings.local_llm_model} at {url} (offline default)")
+        say(f"LLM: local {settings.local_llm_model} at {url} (offline default; {server.device})")
+
+
+def announce_embeddings(settings: Settings) -> None:
+    """Say which embedding runtime and device serve this run (the model itself loads on first use)."""
+    from nodes.embedding_runtime import resolve_device
+
+    try:
+        device = resolve_device(settings.embedding_device, settings.embedding_runtime)
+    except RuntimeError as exc:
+        say(f"embeddings: {exc}")
+        raise SystemExit(2) from exc
+    say(f"embeddings: {settings.embedding_model} via {settings.embedding_runtime} on {device}")
 
 
 def _stop_child_server(server, name: str, quiet: bool = False) -> None:  # type: ignore[no-untyped-def]
@@ -289,6 +302,7 @@ def up(*, console: bool | None = None) -> int:
             start_store(settings, stack)
             start_prefect(get_settings(), stack)
             start_llm(get_settings(), stack)
+            announce_embeddings(get_settings())
             start_worker(get_settings(), stack)
             start_flow_server(get_settings(), stack)
             settings = get_settings()

@@ -196,6 +196,10 @@ class Settings(BaseSettings):
     local_llm_model: str = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
     local_llm_port: int = 8765
     local_llm_context: int = 4096
+    local_llm_gpu_layers: int = Field(
+        default=0,
+        description="Layers of the local model offloaded to a GPU (-1: all); needs llama-cpp-python built with CUDA.",
+    )
     llm_tokenizer: str | None = Field(
         default=None, description="A GGUF file whose vocabulary counts tokens; unset: the local model's."
     )

@@ -1,0 +1,54 @@
+"""The GPU path as settings: what the local LLM server is told and what `grove up` announces.
+
+No GPU exists here, so these tests cover the selection logic and the commands, not a GPU run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grove import llm_server, runtime
+from grove.settings import Settings
+
+
+class _Child:
+    """Stands in for the server process: records the command instead of running it."""
+
+    commands: list[list[str]] = []
+
+    def __init__(self, name: str, argv: list[str], **_: object) -> None:
+        _Child.commands.append(argv)
+
+    def start(self) -> None:
+        pass
+
+    def wait_until(self, ready: object, timeout: float) -> None:
+        pass
+
+
+@pytest.mark.parametrize(("layers", "device"), [(0, "CPU, 2 threads"), (-1, "GPU, all layers offloaded"),
+                                                 (20, "GPU, 20 layers offloaded")])
+def test_the_local_llm_is_told_its_gpu_layers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              layers: int, device: str) -> None:
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF")
+    monkeypatch.setattr(llm_server, "ChildProcess", _Child)
+    _Child.commands.clear()
+    server = llm_server.LocalLLMServer(model_path=model, port=1, log_file=tmp_path / "log", gpu_layers=layers)
+    server.start()
+    argv = _Child.commands[0]
+    assert argv[argv.index("--n_gpu_layers") + 1] == str(layers)
+    assert server.device == device
+
+
+def test_up_announces_the_embedding_runtime_and_device(capsys: pytest.CaptureFixture[str]) -> None:
+    runtime.announce_embeddings(Settings(embedding_runtime="onnx-int8", embedding_device="auto"))
+    assert "via onnx-int8 on cpu" in capsys.readouterr().out
+
+
+def test_up_refuses_a_gpu_it_cannot_see(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        runtime.announce_embeddings(Settings(embedding_runtime="torch", embedding_device="cuda"))
+    assert "no CUDA device" in capsys.readouterr().out
