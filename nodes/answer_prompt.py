@@ -6,6 +6,11 @@ collected and missing data, the turn's context signals, the bot's recent replies
 not to repeat, and the retrieved facts. There are no per-intent templates; what
 differs between turns is only the values.
 
+The order is the cache's: what every request of a deployment shares (role, rules) comes
+first, what differs per user or turn (situation, signals, facts) after, so the local
+server's prefix cache reuses the rules across turns, users and the two calls of a turn
+(bench/prefix_reuse.py counts the tokens it saves).
+
 The rules come in two styles (`styles` in answer_parts.yaml): `full` for capable models,
 `short` — a few plain rules, the turn's signals only when there are some, no quoted past
 replies — for the small local model, which follows a short prompt and drifts in a long

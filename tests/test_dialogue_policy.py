@@ -62,7 +62,10 @@ def test_the_template_shows_every_variable() -> None:
     assert "- Пользователь спрашивает о своих документах или базе (url)." in prompt
     assert "- Пользователь недоволен прошлым ответом или возражает." in prompt
     assert "- «Прошлый ответ.»" in prompt
-    assert prompt.rstrip().endswith("## БАЗА ЗНАНИЙ\nфакт")
+    # the cache's order: shared rules, then the situation, the facts, and the turn's context last
+    assert prompt.index("Правила:") < prompt.index("Текущая культура") < prompt.index("## БАЗА ЗНАНИЙ\nфакт") \
+        < prompt.index("Известно о запросе")
+    assert prompt.rstrip().endswith("- «Прошлый ответ.»")
     assert "rag-db-query" not in prompt  # tool rules only when the tool is offered
     assert "rag-db-query" in render(AnswerContext(role="r", mode="chat", tools=True))
     assert "{" not in render(AnswerContext(role="r", mode="chat"))  # nothing left unfilled
