@@ -75,17 +75,37 @@ job = json.load(sys.stdin)
 from grove.db import transaction
 from flows.chat import chat
 from nodes.user_state import session_of
+try:  # the streamed draft, where this tree has it: when would the user see the first words?
+    from nodes.reply_stream import streaming
+except ImportError:
+    streaming = None
+class FirstWords:
+    def __init__(self):
+        self.at = None
+    def send(self, chat_id, text):
+        self.at = self.at or time.perf_counter()
+        return 1
+    def edit(self, chat_id, message_id, text):
+        pass
+    def delete(self, chat_id, message_id):
+        pass
 out = []
 for item in job["questions"]:
     with transaction() as conn:
         conn.execute("delete from chat_messages where user_id = %s", (item["owner"],))
     session = session_of.fn(item["owner"], item["owner"])
+    seen = FirstWords()
     started = time.perf_counter()
-    answer = chat(item["text"], item["owner"], session)
+    if streaming is None:
+        answer = chat(item["text"], item["owner"], session)
+    else:
+        with streaming("telegram", item["owner"], seen):
+            answer = chat(item["text"], item["owner"], session)
     seconds = time.perf_counter() - started
     data = answer.model_dump(mode="json")
     data["labels"] = [f.source_label() for f in answer.fragments]
     data["seconds"] = seconds
+    data["first_words"] = seen.at - started if seen.at else None
     data["id"] = item["id"]
     out.append(data)
     print(json.dumps({"progress": item["id"], "seconds": round(seconds, 1)}), file=sys.stderr, flush=True)
@@ -121,6 +141,7 @@ class Verdict:
     searched: bool
     passed: bool | None
     fallback: bool
+    first_words: float | None = None
 
     @property
     def correct_and_cited(self) -> bool:
@@ -173,6 +194,7 @@ def judge(answer: dict[str, Any], question: Question, evalset: EvalSet, referee:
                 for label, fragment in zip(answer["labels"], answer["fragments"]))
     return Verdict(russian=is_russian(body), fact=has_fact(body, question), cited=cited,
                    no_loop=not loops(body), short=len(body.strip()) <= MAX_CHARS, seconds=answer["seconds"],
+                   first_words=answer.get("first_words"),
                    searched=bool(answer.get("tool_called")), passed=answer.get("gate_passed"),
                    fallback=bool(answer.get("fallback")))
 
@@ -275,8 +297,8 @@ def report(names: list[str], ids: list[str], verdicts: dict[str, dict[str, Verdi
             cells.append(f"{v.flags()} {v.seconds:.0f}s {gate}{'*' if v.fallback else ''}")
         print(f"| {qid} | " + " | ".join(cells) + " |")
     print("\n| configuration | correct and cited | russian | fact | cited | no loop | short | "
-          "s/answer median | p90 | searched | gate passed | fallback |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "s/answer median | p90 | first words median | p90 | searched | gate passed | fallback |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in names:
         found = list(verdicts[name].values())
         n = len(found)
@@ -285,9 +307,11 @@ def report(names: list[str], ids: list[str], verdicts: dict[str, dict[str, Verdi
             return sum(bool(getattr(v, attr)) for v in found) / len(found)
 
         seconds = sorted(v.seconds for v in found)
+        shown = sorted(v.first_words for v in found if v.first_words is not None) or [float("nan")]
         print(f"| {name} | **{sum(v.correct_and_cited for v in found) / n:.0%}** | {rate('russian'):.0%} | "
               f"{rate('fact'):.0%} | {rate('cited'):.0%} | {rate('no_loop'):.0%} | {rate('short'):.0%} | "
-              f"{statistics.median(seconds):.0f} | {seconds[int(0.9 * (n - 1))]:.0f} | {rate('searched'):.0%} | "
+              f"{statistics.median(seconds):.0f} | {seconds[int(0.9 * (n - 1))]:.0f} | "
+              f"{statistics.median(shown):.1f} | {shown[int(0.9 * (len(shown) - 1))]:.1f} | {rate('searched'):.0%} | "
               f"{rate('passed'):.0%} | {rate('fallback'):.0%} |")
 
 

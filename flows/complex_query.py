@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 
 import prompts
 from grove.settings import get_settings
+from nodes.reply_stream import paused
 from nodes.answer_prompt import AnswerContext, parts, render
 from nodes.chat_history import ChatMessage
 from nodes.embedder import get_embedder
@@ -54,7 +55,8 @@ def _budget() -> TokenBudgetManager:
 
 def _ask(messages: list[dict[str, Any]], response_tokens: int) -> tuple[str, int, dict[str, int]]:
     prompt_tokens = count_message_tokens(messages)
-    reply = complete(messages, max_tokens=response_tokens)
+    with paused():  # a plan's steps are not the answer: the draft shows only the final one
+        reply = complete(messages, max_tokens=response_tokens)
     return reply.content, prompt_tokens, reply.usage
 
 

@@ -25,6 +25,7 @@ from nodes.context_window import fit_question
 from nodes.document_store import delete_user_documents
 from nodes.domain_profile import active_profile
 from nodes.ingest_types import IngestError, IngestItem
+from nodes.reply_stream import streaming
 from nodes.telegram_reply import answer_callback, send_reply, typing_indicator
 from nodes.topics import close_user_topics
 from nodes.user_state import UserState, read_user_state, start_new_session
@@ -71,7 +72,8 @@ def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
     # A question longer than the model's room is cut before anything sees it, so neither this
     # turn nor the history it is stored in can overflow the window.
     question = fit_question(update.text)
-    with typing_indicator(update.origin, update.chat_id), deadline(get_settings().chat_deadline):
+    with typing_indicator(update.origin, update.chat_id), deadline(get_settings().chat_deadline), \
+            streaming(update.origin, update.chat_id) as draft:
         if active_profile() is not None:
             answer = consultation(question.text, update.user_id, state.session_id)
         else:
@@ -84,7 +86,7 @@ def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
     if said:
         text = f"{said}\n\n{text}"
     return _say(update, Reply(chat_id=update.chat_id, text=text, buttons=getattr(answer, "buttons", []),
-                              markdown=not answer.failed))
+                              markdown=not answer.failed, replaces_message_id=draft.message_id if draft else None))
 
 
 def offer_indexing(update: IncomingUpdate) -> list[Reply]:

@@ -86,3 +86,6 @@ class Reply(BaseModel):
     markdown: bool = Field(
         default=False, description="the text is a model's Markdown: each piece is sent as Telegram HTML"
     )
+    replaces_message_id: int | None = Field(
+        default=None, description="a streamed draft of this reply (nodes/reply_stream.py): its first piece edits it"
+    )

@@ -153,7 +153,7 @@ class Settings(BaseSettings):
         description="PyTorch weights' type (the torch runtime, and token embeddings for late chunking).",
     )
     embedding_runtime: Literal["torch", "onnx", "onnx-int8"] = Field(
-        default="torch",
+        default="onnx-int8",
         description=(
             "What computes sentence vectors: the PyTorch model, or its ONNX export run by ONNX Runtime "
             "in fp32 or with int8 linear layers (nodes/embedding_runtime.py; bench/embedding_runtime.py)."
@@ -196,6 +196,16 @@ class Settings(BaseSettings):
     local_llm_model: str = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
     local_llm_port: int = 8765
     local_llm_context: int = 4096
+    stream_answers: bool = Field(
+        default=True,
+        description="Show the local model's answer in Telegram while it is written (one message, edited).",
+    )
+    stream_edit_interval: float = Field(
+        default=1.5, description="Seconds between edits of a streamed answer (groups: at least 3)."
+    )
+    stream_first_chars: int = Field(
+        default=40, description="Characters written before the streamed answer first appears."
+    )
     local_llm_gpu_layers: int = Field(
         default=0,
         description="Layers of the local model offloaded to a GPU (-1: all); needs llama-cpp-python built with CUDA.",

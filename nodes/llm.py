@@ -31,6 +31,7 @@ from grove.observe import task, time_left
 from pydantic import BaseModel, Field
 
 from grove.settings import get_settings
+from nodes.reply_stream import current_sink
 
 Quirks = Literal["openai", "llama_cpp"]
 Message = dict[str, Any]
@@ -249,7 +250,8 @@ def complete(
         timeout = min(timeout, left)
     if endpoint.is_local and not tools and json_schema is None:
         return _streamed(f"{endpoint.base_url}/chat/completions", payload, headers, timeout,
-                         deadline_bound=left is not None and timeout >= left, on_text=on_text)
+                         deadline_bound=left is not None and timeout >= left,
+                         on_text=on_text or current_sink())  # the turn's draft message, if any
     try:
         response = _client().post(f"{endpoint.base_url}/chat/completions", json=payload, headers=headers,
                                   timeout=timeout)

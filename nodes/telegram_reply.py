@@ -166,23 +166,13 @@ def deliver_row(row: outbox.OutboxRow, sent: Callable[[int], None]) -> None:
     few times; a refusal for good (chat not found, bot blocked) raises `Undeliverable`.
     """
     reply = Reply.model_validate(row.payload)
-    if row.edit_message_id is not None:
-        text, mode = _formatted(reply, split_text(reply.text)[0])
-        try:
-            _with_retries(lambda b: b.edit_message_text(text, chat_id=reply.chat_id,
-                                                          message_id=row.edit_message_id,
-                                                          reply_markup=_markup(reply),
-                                                          parse_mode=mode))
-            sent(row.edit_message_id)
-            return
-        except outbox.Undeliverable as exc:
-            if "not modified" in str(exc):
-                sent(row.edit_message_id)
-                return
-            log.info("cannot edit message %s (%s): sending the reply as a new message",
-                     row.edit_message_id, exc)
     pieces = split_text(reply.text)
-    for index in range(row.pieces_sent, len(pieces)):
+    start = row.pieces_sent
+    target = row.edit_message_id or reply.replaces_message_id
+    if target is not None and start == 0 and _edited(reply, target, pieces):
+        sent(target)
+        start = 1  # a streamed draft became the first piece; the rest follow as new messages
+    for index in range(start, len(pieces)):
         markup = _markup(reply) if index == len(pieces) - 1 else None
         text, mode = _formatted(reply, pieces[index])
         kwargs: dict[str, Any] = {"chat_id": reply.chat_id, "text": text, "reply_markup": markup}
@@ -197,6 +187,27 @@ def deliver_row(row: outbox.OutboxRow, sent: Callable[[int], None]) -> None:
             kwargs.update(text=plain(pieces[index]), parse_mode=None)
             message = _with_retries(lambda b, kw=kwargs: b.send_message(**kw))
         sent(message.message_id)
+
+
+def _edited(reply: Reply, message_id: int, pieces: list[str]) -> bool:
+    """The first piece edited into ``message_id`` (an earlier message or a streamed draft); False:
+    it could not be, and the reply goes as new messages."""
+    markup = _markup(reply) if len(pieces) == 1 else None
+    text, mode = _formatted(reply, pieces[0])
+    for attempt in (text, plain(pieces[0])) if reply.markdown else (text,):
+        try:
+            _with_retries(lambda b, t=attempt: b.edit_message_text(
+                t, chat_id=reply.chat_id, message_id=message_id, reply_markup=markup,
+                parse_mode=mode if t is text else None))
+            return True
+        except outbox.Undeliverable as exc:
+            if "not modified" in str(exc):
+                return True
+            if "entities" not in str(exc).lower():
+                log.info("cannot edit message %s (%s): sending the reply as a new message", message_id, exc)
+                return False
+            log.warning("Telegram refused the converted HTML (%s): editing in plain text", exc)
+    return False
 
 
 def _formatted(reply: Reply, piece: str) -> tuple[str, str | None]:

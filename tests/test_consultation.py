@@ -456,6 +456,7 @@ async def test_fragments_and_history_are_fitted_to_the_models_window(
     assert request_tokens(request["messages"]) <= prompt_room()
     system = request["messages"][0]["content"]
     facts = system[system.index("## БАЗА ЗНАНИЙ"):]
+    facts = facts.split("\nИзвестно о запросе:")[0].split("\nУчти:")[0]  # the turn's context follows the facts
     shown = facts.count("### Фрагмент")
     assert 1 <= shown < len(pages) and count_tokens(facts) <= 700 + 40  # the budget, not all eight pages
     history = request["messages"][1:-1]

@@ -1,0 +1,222 @@
+"""The local model's answer streamed into one Telegram message: pace, flood control, the final edit.
+
+The draft's pacing is checked with a fake clock and a recording API; the whole path — a chat turn,
+the scripted local model streaming word by word, the Bot API stand-in — with the real bot.
+"""
+
+from __future__ import annotations
+
+import random
+
+import psycopg
+import pytest
+
+from nodes.reply_stream import MORE, Draft, RetryLater, streaming
+from nodes.telegram_reply import TELEGRAM_TEXT_LIMIT
+from tests.support.bot import new_bot, running
+from tests.support.scripted_llm import ScriptedLLM, text, trickle
+from tests.support.telegram_standin import TelegramStandin
+
+
+class Api:
+    """Records draft calls; can be told to answer the next one with flood control or an error."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+        self.fail: Exception | None = None
+
+    def _record(self, kind: str, text: str) -> None:
+        if self.fail is not None:
+            failure, self.fail = self.fail, None
+            raise failure
+        self.calls.append((kind, text))
+
+    def send(self, chat_id: int, text: str) -> int:
+        self._record("send", text)
+        return 77
+
+    def edit(self, chat_id: int, message_id: int, text: str) -> None:
+        assert message_id == 77
+        self._record("edit", text)
+
+    def delete(self, chat_id: int, message_id: int) -> None:
+        self._record("delete", str(message_id))
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+WORDS = "Малину весной подкармливают азотом пятнадцать граммов мочевины на метр и поливают".split()
+
+
+def grow(draft: Draft, clock: Clock, step: float) -> None:
+    """The model's text word by word, ``step`` seconds apart."""
+    for n in range(1, len(WORDS) + 1):
+        draft.show(" ".join(WORDS[:n]))
+        clock.now += step
+
+
+def test_the_draft_appears_after_the_first_words_and_is_edited_at_a_steady_pace() -> None:
+    api, clock = Api(), Clock()
+    draft = Draft(1, api, interval=1.5, first_chars=40, clock=clock)
+    grow(draft, clock, 0.5)  # 12 words over 6 s
+    kinds = [kind for kind, _ in api.calls]
+    assert kinds[0] == "send" and set(kinds[1:]) == {"edit"}
+    assert len(api.calls[0][1]) >= 40 + len(MORE)  # not before the first words exist
+    assert 2 <= len(api.calls) <= 1 + 6 / 1.5  # at most one call per interval
+    texts = [t.removesuffix(MORE) for _, t in api.calls]
+    assert all(later.startswith(earlier) for earlier, later in zip(texts, texts[1:]))  # in order
+    assert all(t.endswith(MORE) for _, t in api.calls)  # marked as unfinished
+    assert draft.message_id == 77
+
+
+def test_flood_control_is_waited_out_without_blocking_the_model() -> None:
+    api, clock = Api(), Clock()
+    draft = Draft(1, api, interval=0.1, first_chars=10, clock=clock)
+    draft.show("Малину весной подкармливают")
+    api.fail = RetryLater(5)
+    clock.now += 0.2
+    draft.show("Малину весной подкармливают азотом")  # refused: wait 5 s
+    assert api.fail is None
+    clock.now += 4
+    draft.show("Малину весной подкармливают азотом и калием")
+    assert [k for k, _ in api.calls] == ["send"]  # nothing inside the 5 s
+    clock.now += 1.5
+    draft.show("Малину весной подкармливают азотом и калием летом")
+    assert [k for k, _ in api.calls] == ["send", "edit"]
+
+
+def test_a_broken_draft_stops_quietly() -> None:
+    api, clock = Api(), Clock()
+    draft = Draft(1, api, interval=0.1, first_chars=10, clock=clock)
+    draft.show("Малину весной подкармливают")
+    api.fail = RuntimeError("chat not found")
+    clock.now += 1
+    draft.show("Малину весной подкармливают азотом")
+    clock.now += 1
+    draft.show("Малину весной подкармливают азотом и калием")
+    assert [k for k, _ in api.calls] == ["send"]
+
+
+def test_the_view_of_a_long_answer_fits_one_message() -> None:
+    api, clock = Api(), Clock()
+    draft = Draft(1, api, first_chars=10, clock=clock)
+    draft.show("слово " * 2000)
+    assert len(api.calls[0][1]) <= TELEGRAM_TEXT_LIMIT
+
+
+def test_a_failed_turn_deletes_its_draft(env) -> None:  # type: ignore[no-untyped-def]
+    env(GROVE_STREAM_FIRST_CHARS="5")
+    api = Api()
+    with pytest.raises(RuntimeError):
+        with streaming("telegram", 1, api) as draft:
+            assert draft is not None
+            draft.show("Малину весной")
+            raise RuntimeError("the turn failed")
+    assert [k for k, _ in api.calls] == ["send", "delete"]
+
+
+def test_nothing_is_streamed_to_the_console_or_when_turned_off(env) -> None:  # type: ignore[no-untyped-def]
+    with streaming("console", 1, Api()) as draft:
+        assert draft is None
+    env(GROVE_STREAM_ANSWERS="false")
+    with streaming("telegram", 1, Api()) as draft:
+        assert draft is None
+
+
+# ------------------------------------------------------------------ through the Bot API stand-in
+
+
+@pytest.fixture
+def local(env):  # type: ignore[no-untyped-def]
+    with ScriptedLLM() as server:
+        env(GROVE_LOCAL_LLM_URL=server.base_url, GROVE_LLM_RETRIES="0", GROVE_STREAM_EDIT_INTERVAL="0.3",
+            GROVE_LOCAL_ANSWER_QUOTE="false", GROVE_LOCAL_ANSWER_MAX_CHARS="20000")
+        yield server
+
+
+async def chat_mode(standin: TelegramStandin, user_id: int) -> None:
+    standin.send_text(user_id, "/start")
+    await standin.wait_for_bot_messages_async(user_id, 1)
+    standin.press_button(user_id, "chat")
+    await standin.wait_for_bot_messages_async(user_id, 2)
+
+
+def stored_answer(url: str, user_id: int) -> str:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("select content from chat_messages where user_id = %s and role = 'assistant'"
+                           " order by id desc limit 1", (user_id,)).fetchone()
+    return row[0]
+
+
+def edits_of(standin: TelegramStandin, message_id: int) -> list[str]:
+    return [c["params"]["text"] for c in standin.calls("editMessageText")
+            if int(c["params"]["message_id"]) == message_id and c.get("response", {}).get("ok", True)]
+
+
+@pytest.mark.asyncio
+async def test_a_streamed_answer_is_edited_in_order_and_ends_as_the_stored_answer(
+    standin: TelegramStandin, local: ScriptedLLM, store: str, user_id: int
+) -> None:
+    answer = ("Малину весной подкармливают азотом: пятнадцать граммов мочевины на квадратный метр. "
+              "Летом ей нужен калий и фосфор, а азот после июля не вносят, чтобы побеги успели вызреть.")
+    local.script(trickle(0.05, text(answer)))
+    async with running(new_bot()):
+        await chat_mode(standin, user_id)
+        standin.send_text(user_id, "Чем подкормить малину весной?")
+        messages = await standin.wait_for_bot_messages_async(user_id, 3, timeout=120)
+        draft = messages[2]
+        await standin.wait_for_calls_async("editMessageText", 2, timeout=60)
+        final = await _settled(standin, user_id, draft["message_id"])
+    views = edits_of(standin, draft["message_id"])
+    assert draft["text"].endswith(MORE)  # the first words, shown while the rest was written
+    streamed = [draft["text"], *views[:-1]]
+    assert all(v.endswith(MORE) for v in streamed)
+    cores = [v.removesuffix(MORE) for v in streamed]
+    assert all(later.startswith(earlier) for earlier, later in zip(cores, cores[1:]))  # edits in order
+    assert len(standin.bot_messages(user_id)) == 3  # the answer replaced the draft, no second message
+    assert final == stored_answer(store, user_id)
+    assert final.split() == answer.split()
+
+
+@pytest.mark.asyncio
+async def test_a_long_streamed_answer_is_split_with_the_draft_as_its_first_piece(
+    standin: TelegramStandin, local: ScriptedLLM, store: str, user_id: int
+) -> None:
+    vocabulary = ("малина солнце почва полив куст побег ягода корень лист мульча азот калий фосфор весна лето "
+                  "осень обрезка подкормка сорт урожай шпалера тень ветер торф перегной компост").split()
+    pick = random.Random(3).choice
+    answer = "\n\n".join(
+        f"{n}. " + " ".join(f"{pick(vocabulary).capitalize()} {pick(vocabulary)} {pick(vocabulary)}."
+                            for _ in range(40)) for n in range(8))  # ≈ 7,500 characters
+    local.script(trickle(0.0005, text(answer)))
+    async with running(new_bot()):
+        await chat_mode(standin, user_id)
+        standin.send_text(user_id, "Расскажи всё про малину")
+        messages = await standin.wait_for_bot_messages_async(user_id, 4, timeout=120)
+        first = await _settled(standin, user_id, messages[2]["message_id"])
+    pieces = [first] + [m["text"] for m in standin.bot_messages(user_id)[3:]]
+    assert len(pieces) == 2 and all(len(p) <= TELEGRAM_TEXT_LIMIT for p in pieces)
+    assert not first.endswith(MORE)
+    assert edits_of(standin, messages[2]["message_id"])[-1] == first  # the draft was edited into piece one
+    assert " ".join(pieces).split() == answer.split() == stored_answer(store, user_id).split()
+
+
+async def _settled(standin: TelegramStandin, user_id: int, message_id: int, timeout: float = 60) -> str:
+    """The message's text once the turn's reply has been delivered (no «…» left)."""
+    import asyncio
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        message = next(m for m in standin.bot_messages(user_id) if m["message_id"] == message_id)
+        if not message["text"].endswith(MORE):
+            await asyncio.sleep(0.3)  # let a split answer's later pieces arrive
+            return next(m for m in standin.bot_messages(user_id) if m["message_id"] == message_id)["text"]
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"message {message_id} still shows a draft")
