@@ -131,7 +131,7 @@ def _ort_session(lin: Linear, quantized: bool, threads: int):  # noqa: ANN202 - 
         node = helper.make_node("MatMul", ["x", "w"], ["y"])
         opsets = [helper.make_opsetid("", 18)]
     graph = helper.make_graph([node], lin.name, [x], [y], initializer=weights)
-    model = helper.make_model(graph, opset_imports=opsets)
+    model = helper.make_model(graph, opset_imports=opsets, ir_version=10)  # what ONNX Runtime reads
     onnx.checker.check_model(model)
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
