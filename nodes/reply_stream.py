@@ -145,13 +145,12 @@ class _TelegramApi:
     def _call(self, action: Callable[[Any], Any]) -> Any:
         from telegram.error import RetryAfter
 
-        from nodes.telegram_reply import telegram_bot
+        from nodes.telegram_reply import retry_after_seconds, telegram_bot
 
         try:
             return telegram_bot().call(action, timeout=15)
         except RetryAfter as exc:
-            wait = exc.retry_after
-            raise RetryLater(wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)) from exc
+            raise RetryLater(retry_after_seconds(exc)) from exc
 
     def send(self, chat_id: int, text: str) -> int:
         return int(self._call(lambda b: b.send_message(chat_id=chat_id, text=text)).message_id)

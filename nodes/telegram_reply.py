@@ -217,6 +217,12 @@ def _formatted(reply: Reply, piece: str) -> tuple[str, str | None]:
     return piece, reply.parse_mode
 
 
+def retry_after_seconds(exc: RetryAfter) -> float:
+    """Telegram's `retry_after` in seconds (PTB gives a timedelta or a number)."""
+    wait = exc.retry_after
+    return wait.total_seconds() if hasattr(wait, "total_seconds") else float(wait)
+
+
 def _with_retries(action: Callable[[Bot], Awaitable[T]], attempts: int = 4) -> T:
     """One Bot API call: flood control waited out, network errors retried, refusals final."""
     delay = 1.0
@@ -224,8 +230,7 @@ def _with_retries(action: Callable[[Bot], Awaitable[T]], attempts: int = 4) -> T
         try:
             return telegram_bot().call(action)
         except RetryAfter as exc:
-            wait = exc.retry_after.total_seconds() if hasattr(exc.retry_after, "total_seconds") \
-                else float(exc.retry_after)
+            wait = retry_after_seconds(exc)
             log.warning("Telegram flood control: waiting %.1f s", wait)
             time.sleep(wait + 0.1)
         except (BadRequest, Forbidden) as exc:

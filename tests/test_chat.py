@@ -8,7 +8,6 @@ named only from retrieved fragments, trimming, cleaning, failures.
 from __future__ import annotations
 
 import json
-import random
 import re
 
 import psycopg
@@ -18,8 +17,8 @@ from nodes.chat_history import store_pair
 from nodes.document_store import ChunkRecord, store_document
 from nodes.embedder import get_embedder
 from nodes.ingest_types import ExtractedDocument
-from tests.support.bot import new_bot, running
-from tests.support.scripted_llm import ScriptedLLM, error, slow, text, tool_call
+from tests.support.bot import choose_chat, new_bot, running
+from tests.support.scripted_llm import ScriptedLLM, error, slow, text, tool_call, varied_answer
 from tests.support.telegram_standin import TelegramStandin
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(240)]
@@ -46,13 +45,6 @@ def index(owner: int, name: str, texts: list[str]) -> None:
                                  text="\n\n".join(texts))
     store_document.fn(owner, document, [ChunkRecord(position=i, text=t, page=i + 1)
                                         for i, t in enumerate(texts)], vectors)
-
-
-async def choose_chat(standin: TelegramStandin, user_id: int) -> None:
-    standin.send_text(user_id, "/start")
-    await standin.wait_for_bot_messages_async(user_id, 1)
-    standin.press_button(user_id, "chat")
-    await standin.wait_for_bot_messages_async(user_id, 2)
 
 
 async def ask(standin: TelegramStandin, user_id: int, question: str, expect: int = 1) -> list[dict]:
@@ -182,14 +174,7 @@ async def test_llm_outage_apologises_and_keeps_the_question(
 async def test_long_answers_are_split_under_the_telegram_limit(
     standin: TelegramStandin, llm: ScriptedLLM, user_id: int
 ) -> None:
-    # Varied words: one sentence said 280 times would be a degenerate draft (nodes/answer_check.py).
-    vocabulary = ("малина солнце почва полив куст побег ягода корень лист мульча азот калий фосфор весна лето "
-                  "осень обрезка подкормка сорт урожай шпалера тень ветер торф перегной компост").split()
-    pick = random.Random(7).choice
-    long_answer = "\n\n".join(
-        f"{n}. " + " ".join(f"{pick(vocabulary).capitalize()} {pick(vocabulary)} {pick(vocabulary)} "
-                            f"{pick(vocabulary)}." for _ in range(27))
-        for n in range(14))  # ≈ 10 000 characters
+    long_answer = varied_answer(seed=7, paragraphs=14, sentences=27, words=4)  # ≈ 10 000 characters
     llm.script(text(long_answer))
     async with running(new_bot()):
         await choose_chat(standin, user_id)

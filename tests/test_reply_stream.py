@@ -6,15 +6,13 @@ the scripted local model streaming word by word, the Bot API stand-in — with t
 
 from __future__ import annotations
 
-import random
-
 import psycopg
 import pytest
 
 from nodes.reply_stream import MORE, Draft, RetryLater, streaming
 from nodes.telegram_reply import TELEGRAM_TEXT_LIMIT
-from tests.support.bot import new_bot, running
-from tests.support.scripted_llm import ScriptedLLM, text, trickle
+from tests.support.bot import choose_chat, new_bot, running
+from tests.support.scripted_llm import ScriptedLLM, text, trickle, varied_answer
 from tests.support.telegram_standin import TelegramStandin
 
 
@@ -140,13 +138,6 @@ def local(env):  # type: ignore[no-untyped-def]
         yield server
 
 
-async def chat_mode(standin: TelegramStandin, user_id: int) -> None:
-    standin.send_text(user_id, "/start")
-    await standin.wait_for_bot_messages_async(user_id, 1)
-    standin.press_button(user_id, "chat")
-    await standin.wait_for_bot_messages_async(user_id, 2)
-
-
 def stored_answer(url: str, user_id: int) -> str:
     with psycopg.connect(url) as conn:
         row = conn.execute("select content from chat_messages where user_id = %s and role = 'assistant'"
@@ -167,7 +158,7 @@ async def test_a_streamed_answer_is_edited_in_order_and_ends_as_the_stored_answe
               "Летом ей нужен калий и фосфор, а азот после июля не вносят, чтобы побеги успели вызреть.")
     local.script(trickle(0.05, text(answer)))
     async with running(new_bot()):
-        await chat_mode(standin, user_id)
+        await choose_chat(standin, user_id)
         standin.send_text(user_id, "Чем подкормить малину весной?")
         messages = await standin.wait_for_bot_messages_async(user_id, 3, timeout=120)
         draft = messages[2]
@@ -188,15 +179,10 @@ async def test_a_streamed_answer_is_edited_in_order_and_ends_as_the_stored_answe
 async def test_a_long_streamed_answer_is_split_with_the_draft_as_its_first_piece(
     standin: TelegramStandin, local: ScriptedLLM, store: str, user_id: int
 ) -> None:
-    vocabulary = ("малина солнце почва полив куст побег ягода корень лист мульча азот калий фосфор весна лето "
-                  "осень обрезка подкормка сорт урожай шпалера тень ветер торф перегной компост").split()
-    pick = random.Random(3).choice
-    answer = "\n\n".join(
-        f"{n}. " + " ".join(f"{pick(vocabulary).capitalize()} {pick(vocabulary)} {pick(vocabulary)}."
-                            for _ in range(40)) for n in range(8))  # ≈ 7,500 characters
+    answer = varied_answer(seed=3, paragraphs=8, sentences=40, words=3)  # ≈ 7,500 characters
     local.script(trickle(0.0005, text(answer)))
     async with running(new_bot()):
-        await chat_mode(standin, user_id)
+        await choose_chat(standin, user_id)
         standin.send_text(user_id, "Расскажи всё про малину")
         messages = await standin.wait_for_bot_messages_async(user_id, 4, timeout=120)
         first = await _settled(standin, user_id, messages[2]["message_id"])

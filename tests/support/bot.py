@@ -20,6 +20,7 @@ from grove.bot import build_application, parse_stored
 from grove.dispatch import Dispatcher
 from grove.settings import get_settings
 from grove.worker import JobWorker
+from tests.support.telegram_standin import TelegramStandin
 
 
 def new_bot(**dispatcher: Any) -> Application:
@@ -58,3 +59,11 @@ async def running(app: Application, *, worker: bool = False) -> AsyncIterator[Ap
             await asyncio.to_thread(turns.stop, 30)
         if jobs is not None:
             await asyncio.to_thread(jobs.stop, 30)
+
+
+async def choose_chat(standin: TelegramStandin, user_id: int) -> None:
+    """/start, then the «Чат» button: the user's messages are questions from now on."""
+    standin.send_text(user_id, "/start")
+    await standin.wait_for_bot_messages_async(user_id, 1)
+    standin.press_button(user_id, "chat")
+    await standin.wait_for_bot_messages_async(user_id, 2)

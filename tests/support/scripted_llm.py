@@ -164,3 +164,19 @@ class ScriptedLLM:
     def __exit__(self, *exc: object) -> None:
         self._server.should_exit = True
         self._thread.join(5)
+
+
+VOCABULARY = ("малина солнце почва полив куст побег ягода корень лист мульча азот калий фосфор весна лето "
+              "осень обрезка подкормка сорт урожай шпалера тень ветер торф перегной компост").split()
+
+
+def varied_answer(seed: int, paragraphs: int, sentences: int, words: int) -> str:
+    """A long answer of numbered paragraphs of random sentences: one sentence said hundreds of
+    times would be a degenerate draft (nodes/answer_check.py), so the words vary."""
+    import random
+
+    pick = random.Random(seed).choice
+    return "\n\n".join(
+        f"{n}. " + " ".join(" ".join([pick(VOCABULARY).capitalize()] + [pick(VOCABULARY) for _ in range(words - 1)]) + "."
+                            for _ in range(sentences))
+        for n in range(paragraphs))
