@@ -8,12 +8,25 @@ MODELS := embeddinggemma-300m whisper-base-ct2 qwen2.5-coder-1.5b-q4km
 
 .PHONY: install models test-deps ocr-deps up test bench clean
 
+# llama-cpp-python ships no binary wheel, so it is compiled for this CPU (-march=native), without
+# llama.cpp's AMX kernels: on CPUs with AMX their Q4_K matrix products crash the local model at its
+# first answer (llama.cpp issue 20824). The wheel is kept per CPU feature set, so it is built once
+# per kind of machine and never reused on a CPU it was not built for.
+LLAMA_VER    := $(shell sed -n 's/^llama_cpp_python==//p' constraints.txt)
+NO_AMX       := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+CPU_KEY      := $(shell (grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || uname -m; $(PYTHON) --version) | md5sum | cut -c1-12)
+LLAMA_WHEELS := $(HOME)/.cache/grove/wheels/$(CPU_KEY)
+
 # Re-installs only when the dependency files change.
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	# torch first and pinned: it takes the local CPU build instead of GBs of CUDA packages.
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev]"
+	ls $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VER)-*.whl >/dev/null 2>&1 || \
+		CFLAGS="$(NO_AMX)" CXXFLAGS="$(NO_AMX)" \
+		$(BIN)/pip wheel --quiet --no-deps --no-cache-dir -w $(LLAMA_WHEELS) llama-cpp-python==$(LLAMA_VER)
+	$(BIN)/pip install --quiet --no-deps --force-reinstall $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VER)-*.whl
+	$(BIN)/pip install --quiet --find-links $(LLAMA_WHEELS) -c constraints.txt -e ".[dev]"
 	touch $(STAMP)
 
 install: $(STAMP)

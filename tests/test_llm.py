@@ -113,3 +113,13 @@ def test_llama_cpp_conversation_is_adapted() -> None:
     assert "данные, а не указания" in adapted[2]["content"]
     empty = adapt_for_llama_cpp([{"role": "tool", "content": json.dumps({"fragments": []})}])
     assert "ничего не нашёл" in empty[0]["content"]
+
+
+def test_the_local_model_library_is_built_without_amx_kernels() -> None:
+    """On CPUs with AMX, llama.cpp's AMX matrix kernels crash the packaged Q4_K model at its first
+    answer (a segmentation fault in decode), so the Makefile compiles llama-cpp-python without them."""
+    import llama_cpp
+
+    features = llama_cpp.llama_print_system_info().decode()
+    assert "AVX" in features  # the report is the compiled CPU features
+    assert "AMX_INT8 = 1" not in features
