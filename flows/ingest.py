@@ -23,7 +23,8 @@ from grove.db import StoreUnavailable, unit_of_work
 from grove.messages import Reply
 from grove.settings import get_settings
 from nodes.chunk_document import chunk_document
-from nodes.document_store import content_hash, delete_documents, find_document, message_documents, store_document
+from nodes.document_store import (activate_documents, content_hash, delete_documents, discard_pending, find_document,
+                                  message_documents, store_document)
 from nodes.embedder import embed_chunks
 from nodes.fetch_url import fetch_url, user_message_for
 from nodes.ingest_types import ExtractedDocument, IngestError, IngestItem, SourceType
@@ -126,15 +127,17 @@ def _summary(item: IngestItem, outcome: IngestOutcome, document: ExtractedDocume
 
 
 def ingest_source(item: IngestItem, owner_id: int, subcategory: str | None = None,
-                  job_id: int | None = None) -> IngestOutcome:
-    """extract → (dedupe) → chunk → embed → store for one source; raises IngestError on bad input."""
+                  job_id: int | None = None, pending: bool = False) -> IngestOutcome:
+    """extract → (dedupe) → chunk → embed → store for one source; raises IngestError on bad input.
+
+    A `pending` source is stored unsearchable, for the job to activate (an edited message's new version)."""
     name = display_name(item)
     with working_on(name):
-        return _ingest_source(item, name, owner_id, subcategory, job_id)
+        return _ingest_source(item, name, owner_id, subcategory, job_id, pending)
 
 
 def _ingest_source(item: IngestItem, name: str, owner_id: int, subcategory: str | None,
-                   job_id: int | None) -> IngestOutcome:
+                   job_id: int | None, pending: bool) -> IngestOutcome:
     timings: dict[str, float] = {}
     started = time.perf_counter()
     try:
@@ -158,7 +161,8 @@ def _ingest_source(item: IngestItem, name: str, owner_id: int, subcategory: str 
             timings["embed"] = time.perf_counter() - mark
             report(name, "store", len(chunked.chunks), len(chunked.chunks))
             mark = time.perf_counter()
-            stored = store_document(owner_id, document, chunked.records, vectors, subcategory, job_id)
+            stored = store_document(owner_id, document, chunked.records, vectors, subcategory, job_id,
+                                    pending=pending)
             timings["store"] = time.perf_counter() - mark
             outcome = IngestOutcome(
                 name=name, status="duplicate" if stored.duplicate and stored.job_id != job_id else "indexed",
@@ -217,9 +221,11 @@ def confirmation(outcomes: list[IngestOutcome]) -> str:
 
 @flow(name="ingest", flow_run_name=_flow_run_name)
 def ingest(items: list[IngestItem], owner_id: int, subcategory: str | None = None,
-           job_id: int | None = None) -> list[IngestOutcome]:
-    """Run every item as a parallel branch; the run is Failed (with the reasons) if any item failed."""
-    futures = [ingest_branch.submit(item, owner_id, subcategory, job_id) for item in items]
+           job_id: int | None = None, pending: bool = False) -> list[IngestOutcome]:
+    """Run every item as a parallel branch; the run is Failed (with the reasons) if any item failed.
+
+    `pending`: what is stored stays unsearchable until the caller activates it."""
+    futures = [ingest_branch.submit(item, owner_id, subcategory, job_id, pending) for item in items]
     outcomes = []
     for item, future in zip(items, futures):
         result = future.result(raise_on_failure=False)
@@ -313,18 +319,24 @@ def ingest_job(job: jobs.Job, stop: threading.Event | None = None) -> list[Inges
     items = [IngestItem.model_validate(i) for i in job.payload["items"]]
     progress = ProgressMessage(job, [display_name(i) for i in items], get_settings().progress_every,
                                stop or threading.Event())
-    # An edited message: what its earlier version indexed (jobs of one user run in order, so
-    # that job has finished) goes once the new version is stored — not before, so a new version
-    # that fails leaves the old one searchable; a document whose text did not change is kept.
+    # An edited message: its new version is stored unsearchable, then takes the place of what the
+    # earlier version indexed (jobs of one user run in order, so that job has finished) in the
+    # transaction that confirms — a new version that fails leaves the old one searchable, a
+    # document whose text did not change is kept, and no moment shows both or neither.
     message_id = job.payload.get("replaces")
-    earlier = message_documents(job.user_id, job.chat_id, message_id, job.id) if message_id is not None else []
+    edit = message_id is not None
+    earlier = message_documents(job.user_id, job.chat_id, message_id, job.id) if edit else []
+    discard_pending(job.user_id)  # what an edit that failed or was cut short left unsearchable
     with reporting(progress):
-        outcomes = ingest(items, job.user_id, job_id=job.id)
+        outcomes = ingest(items, job.user_id, job_id=job.id, pending=edit)
     stored = {o.document_id for o in outcomes if o.status != "failed" and o.document_id is not None}
-    replaced = delete_documents(job.user_id, [d for d in earlier if d not in stored]) if stored else 0
     failed = [o for o in outcomes if o.status == "failed"]
     source = outbox.Source(job_id=job.id)
     with unit_of_work(), outbox.collecting(source):
+        replaced = 0
+        if edit and stored:
+            activate_documents(job.user_id, sorted(stored))
+            replaced = delete_documents(job.user_id, [d for d in earlier if d not in stored])
         text = confirmation(outcomes)
         if replaced:
             text = f"{texts.edit_replaced(replaced)}\n{text}"

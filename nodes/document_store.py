@@ -75,8 +75,13 @@ def store_document(
     embeddings: Sequence[Sequence[float]] | np.ndarray,
     subcategory: str | None = None,
     job_id: int | None = None,
+    *,
+    pending: bool = False,
 ) -> StoredDocument:
     """Insert the document row and every chunk in one transaction.
+
+    A `pending` document is stored unsearchable (not active) until `activate_documents`: the new
+    version of an edited message, which takes the old version's place in one transaction.
 
     A concurrent insert of the same content loses the race on the unique index
     and is reported as a duplicate instead of storing it twice.
@@ -92,14 +97,14 @@ def store_document(
             """
             insert into documents (owner_id, source_type, source_identifier, title, author,
                                    published_at, subcategory, content_hash, char_count,
-                                   chunk_count, duration_seconds, meta, job_id)
-            values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s)
+                                   chunk_count, duration_seconds, meta, job_id, is_active)
+            values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb, %s, %s)
             on conflict (owner_id, content_hash) where is_active do nothing
             returning id
             """,
             (owner_id, document.source_type, document.source_identifier, document.title,
              document.author, document.published_at, subcategory, digest, len(document.text),
-             len(chunks), document.duration_seconds, _json(meta), job_id),
+             len(chunks), document.duration_seconds, _json(meta), job_id, not pending),
         ).fetchone()
         if row is None:
             existing = _existing(conn, owner_id, digest)
@@ -109,7 +114,7 @@ def store_document(
         with conn.cursor().copy(
             "copy document_chunks (document_id, owner_id, source_type, source_identifier, title,"
             " subcategory, page, page_label, section, ts_start, ts_end, position, chunk_text,"
-            " content_hash, embedding)"
+            " content_hash, embedding, is_active)"
             " from stdin"
         ) as copy:
             for chunk, vector in zip(chunks, embeddings):
@@ -117,7 +122,7 @@ def store_document(
                     document_id, owner_id, document.source_type, document.source_identifier,
                     document.title, subcategory, chunk.page, chunk.page_label, chunk.section,
                     chunk.ts_start, chunk.ts_end,
-                    chunk.position, chunk.text, content_hash(chunk.text), vector_text(vector),
+                    chunk.position, chunk.text, content_hash(chunk.text), vector_text(vector), not pending,
                 ))
     return StoredDocument(document_id=document_id, title=document.title,
                           chunk_count=len(chunks), duplicate=False, job_id=job_id)
@@ -143,6 +148,30 @@ def message_documents(owner_id: int, chat_id: int, message_id: int, before_job: 
             "     and payload ->> 'message_id' = %s) order by id",
             (owner_id, owner_id, chat_id, before_job, str(message_id))).fetchall()
     return [row["id"] for row in rows]
+
+
+def activate_documents(owner_id: int, document_ids: Sequence[int]) -> int:
+    """Make these pending documents of this owner searchable; returns how many were pending."""
+    if not document_ids:
+        return 0
+    with transaction() as conn:
+        ids = [row["id"] for row in conn.execute(
+            "update documents set is_active = true where owner_id = %s and id = any(%s) and not is_active"
+            " returning id", (owner_id, list(document_ids))).fetchall()]
+        if ids:
+            conn.execute("update document_chunks set is_active = true where owner_id = %s and document_id = any(%s)",
+                         (owner_id, ids))
+    return len(ids)
+
+
+def discard_pending(owner_id: int) -> int:
+    """What an earlier job of this owner stored but never activated (it failed or was cut short).
+
+    Only a job of this owner leaves pending documents, and an owner's jobs run one at a time in
+    order, so at the start of a job every pending document of the owner is left over.
+    """
+    with transaction() as conn:
+        return conn.execute("delete from documents where owner_id = %s and not is_active", (owner_id,)).rowcount
 
 
 def delete_documents(owner_id: int, document_ids: Sequence[int]) -> int:

@@ -330,6 +330,46 @@ async def test_an_edited_note_replaces_what_its_first_version_indexed(
     assert "Укрывать" not in text
 
 
+def searchable_text(url: str, user_id: int) -> str:
+    """What a search of this user's base can find now (another connection: committed rows only)."""
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("select chunk_text from document_chunks where owner_id = %s and is_active"
+                            " order by document_id, position", (user_id,)).fetchall()
+    return " ".join(r[0] for r in rows)
+
+
+async def test_an_edits_new_version_takes_the_old_ones_place_in_one_transaction(
+    standin: TelegramStandin, store: str, user_id: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import flows.ingest
+
+    first = "Крыжовник обрезают ранней весной, до распускания почек, и оставляют пять побегов."
+    fixed = "Крыжовник обрезают поздней осенью, после листопада, и оставляют семь побегов."
+    real_delete = flows.ingest.delete_documents
+    midway: list[str] = []
+
+    def delete_then_fail(owner_id: int, document_ids: list[int]) -> int:
+        real_delete(owner_id, document_ids)
+        midway.append(searchable_text(store, user_id))  # the swap is done but not committed
+        raise RuntimeError("the confirmation could not be written")
+
+    async with running(new_bot(), worker=True):
+        await choose_documents(standin, user_id)
+        sent: dict = {}
+        assert (await indexed(standin, user_id, lambda: sent.update(standin.send_text(user_id, first)))).startswith("✅")
+        message_id = sent["message"]["message_id"]
+        monkeypatch.setattr(flows.ingest, "delete_documents", delete_then_fail)
+        failed = await indexed(standin, user_id, lambda: standin.edit_text(user_id, message_id, fixed))
+        after_failure = searchable_text(store, user_id)
+        monkeypatch.setattr(flows.ingest, "delete_documents", real_delete)
+        again = await indexed(standin, user_id, lambda: standin.edit_text(user_id, message_id, fixed))
+    # While the new version was stored and the old one deleted inside the job, a search saw only the
+    # old one; the failure rolled both back: the old version stays, the new one never showed.
+    assert midway == [first] and after_failure == first and failed.startswith("Не получилось")
+    assert again.startswith("✏️") and searchable_text(store, user_id) == fixed
+    assert documents_of(store, user_id) == 1  # the failed attempt's unsearchable copy is gone too
+
+
 async def test_a_refused_download_asks_once_and_a_local_bot_api_server_lifts_the_limit(
     standin: TelegramStandin, store: str, user_id: int, tmp_path: Path, env
 ) -> None:
