@@ -1,11 +1,15 @@
 """Answers end to end with the offline default: does a user get the right fact, cited, readably?
 
-Run: .venv/bin/python -m bench.answer_eval [--configs before,after,...] [--every 4] [--offset 0] [--dump answers.json]
+Run: .venv/bin/python -m bench.answer_eval [--configs before,after,...] [--sets texlive,gimp] [--every 4] [--offset 0]
+                                           [--dump answers.json]
 
 Questions — the rule, fixed before any answer was generated: from each needle set
 (bench/sets/texlive_pdf_ru.json, bench/sets/gimp_html_ru.json) the questions at positions
 0, k, 2k, … in the file's order (k = --every, 4 by default: A001, A005, …, A069 and B001,
-B005, …, B069 — 36 questions). The sets' documents are ingested through the production path
+B005, …, B069 — 36 questions). Set D (``--sets writer --every 1``: all 80 questions of
+bench/sets/libreoffice_writer_html_ru.json) was written after the offline answer path was
+designed on the first two sets and is asked whole: the held-out figure. The sets' documents are
+ingested through the production path
 into a fresh store (bench/eval_stores.py), one user per set, and every question is asked of
 the production `chat` flow as that user, with the chat history cleared before each question,
 against the real local model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M on llama-cpp-python's
@@ -66,6 +70,8 @@ CONFIGS: dict[str, dict[str, str]] = {
     "exact-words": {"GROVE_LOCAL_PROMPT_STYLE": "exact"},
     "fragments-2": {"GROVE_LOCAL_ANSWER_FRAGMENTS": "2"},
     "fragments-6": {"GROVE_LOCAL_ANSWER_FRAGMENTS": "6"},
+    "answer-backed": {"GROVE_QUOTE_SELECTOR": "answer-backed"},
+    "passages": {"GROVE_LOCAL_ANSWER_CONTEXT": "passages"},
 }
 
 # Runs inside a configuration's process, in that tree: ask each question of the chat flow.
@@ -79,14 +85,19 @@ try:  # the streamed draft, where this tree has it: when would the user see the 
     from nodes.reply_stream import streaming
 except ImportError:
     streaming = None
-class FirstWords:
+class FirstWords:  # when the draft first shows anything, and when it first shows the model's words
     def __init__(self):
-        self.at = None
+        self.at = self.model_at = None
+    def _seen(self, text):
+        now = time.perf_counter()
+        self.at = self.at or now
+        if self.model_at is None and not text.startswith("Из документа:"):  # not the passages alone
+            self.model_at = now
     def send(self, chat_id, text):
-        self.at = self.at or time.perf_counter()
+        self._seen(text)
         return 1
     def edit(self, chat_id, message_id, text):
-        pass
+        self._seen(text)
     def delete(self, chat_id, message_id):
         pass
 out = []
@@ -106,6 +117,7 @@ for item in job["questions"]:
     data["labels"] = [f.source_label() for f in answer.fragments]
     data["seconds"] = seconds
     data["first_words"] = seen.at - started if seen.at else None
+    data["model_words"] = seen.model_at - started if seen.model_at else None
     data["id"] = item["id"]
     out.append(data)
     print(json.dumps({"progress": item["id"], "seconds": round(seconds, 1)}), file=sys.stderr, flush=True)
@@ -142,6 +154,7 @@ class Verdict:
     passed: bool | None
     fallback: bool
     first_words: float | None = None
+    model_words: float | None = None
 
     @property
     def correct_and_cited(self) -> bool:
@@ -194,7 +207,7 @@ def judge(answer: dict[str, Any], question: Question, evalset: EvalSet, referee:
                 for label, fragment in zip(answer["labels"], answer["fragments"]))
     return Verdict(russian=is_russian(body), fact=has_fact(body, question), cited=cited,
                    no_loop=not loops(body), short=len(body.strip()) <= MAX_CHARS, seconds=answer["seconds"],
-                   first_words=answer.get("first_words"),
+                   first_words=answer.get("first_words"), model_words=answer.get("model_words"),
                    searched=bool(answer.get("tool_called")), passed=answer.get("gate_passed"),
                    fallback=bool(answer.get("fallback")))
 
@@ -238,6 +251,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--configs", default="before,after")
     parser.add_argument("--before-ref", default="main")
+    parser.add_argument("--sets", default=",".join(SETS),
+                        help="needle sets to ask (default: the rule's two; `writer` is set D, the held-out one)")
     parser.add_argument("--every", type=int, default=4)
     parser.add_argument("--offset", type=int, default=0,
                         help="positions offset, offset+every, …: another sample for developing (0 is the measured one)")
@@ -256,7 +271,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="grove-answer-eval-"))
     server = LocalLLMServer(model_path=Path(settings.model_path(settings.local_llm_model)), port=free_port(),
                             log_file=work / "llm.log")
-    with stores(SETS) as sets:
+    with stores(args.sets.split(",")) as sets:
         url = server.start()
         try:
             by_id = {q.id: (q, s) for s in sets for q in picked(s, args.every, args.offset)}
@@ -297,8 +312,9 @@ def report(names: list[str], ids: list[str], verdicts: dict[str, dict[str, Verdi
             cells.append(f"{v.flags()} {v.seconds:.0f}s {gate}{'*' if v.fallback else ''}")
         print(f"| {qid} | " + " | ".join(cells) + " |")
     print("\n| configuration | correct and cited | russian | fact | cited | no loop | short | "
-          "s/answer median | p90 | first words median | p90 | searched | gate passed | fallback |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "s/answer median | p90 | first words median | p90 | model's words median | searched | gate passed | "
+          "fallback |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in names:
         found = list(verdicts[name].values())
         n = len(found)
@@ -308,10 +324,12 @@ def report(names: list[str], ids: list[str], verdicts: dict[str, dict[str, Verdi
 
         seconds = sorted(v.seconds for v in found)
         shown = sorted(v.first_words for v in found if v.first_words is not None) or [float("nan")]
+        written = sorted(v.model_words for v in found if v.model_words is not None) or [float("nan")]
         print(f"| {name} | **{sum(v.correct_and_cited for v in found) / n:.0%}** | {rate('russian'):.0%} | "
               f"{rate('fact'):.0%} | {rate('cited'):.0%} | {rate('no_loop'):.0%} | {rate('short'):.0%} | "
               f"{statistics.median(seconds):.0f} | {seconds[int(0.9 * (n - 1))]:.0f} | "
-              f"{statistics.median(shown):.1f} | {shown[int(0.9 * (len(shown) - 1))]:.1f} | {rate('searched'):.0%} | "
+              f"{statistics.median(shown):.1f} | {shown[int(0.9 * (len(shown) - 1))]:.1f} | "
+              f"{statistics.median(written):.1f} | {rate('searched'):.0%} | "
               f"{rate('passed'):.0%} | {rate('fallback'):.0%} |")
 
 

@@ -15,6 +15,10 @@ Sets (nothing here edits a set):
 * ``libreoffice`` — bench/sets/libreoffice_html_ru.json, 75 questions over the 97 pages of the
   Russian LibreOffice Calc how-to guides (HTML, ingested like ``gimp``). Written after the
   defaults were chosen on the other three sets, it is the held-out check of those choices;
+* ``writer`` — bench/sets/libreoffice_writer_html_ru.json, 80 questions over 122 pages of the
+  Russian LibreOffice Writer how-to guides (HTML, ingested like ``gimp``). Written on 2026-11-24,
+  after the quote selector and the local model's passages were chosen on the other sets: the
+  held-out check of the offline answers (bench/answer_eval.py);
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -65,7 +69,7 @@ INGESTION_SETTINGS = ("chunking", "chunk_target_chars", "chunk_overlap_chars", "
                       "late_window_overlap_tokens", "embedding_model", "embedding_dtype", "embedding_runtime",
                       "embedding_max_tokens", "embedding_document_prompt", "embedding_document_title_prompt",
                       "chunk_merge_chars", "chunk_context")
-SET_NAMES = ("texlive", "gimp", "debian", "libreoffice")
+SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
 INGEST_BATCH = 40
 
@@ -197,6 +201,7 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "gimp": lambda: load_needle_set("gimp_html_ru.json", "gimp"),
         "debian": lambda: load_debian_set(with_distractors),
         "libreoffice": lambda: load_needle_set("libreoffice_html_ru.json", "libreoffice"),
+        "writer": lambda: load_needle_set("libreoffice_writer_html_ru.json", "writer"),
     }
     return [loaders[name]() for name in names]
 

@@ -42,8 +42,9 @@ EVAL_SETS = ("texlive", "gimp")
 
 
 def held_out(set_name: str, position: int) -> bool:
-    """The questions bench/answer_eval.py asks: never used to choose here."""
-    return set_name in EVAL_SETS and position % EVAL_EVERY == 0
+    """The questions bench/answer_eval.py asks: never used to choose here (set D, ``writer``, is
+    held out whole)."""
+    return set_name == "writer" or set_name in EVAL_SETS and position % EVAL_EVERY == 0
 
 
 def collect(names: list[str]) -> list[dict[str, Any]]:
@@ -77,7 +78,7 @@ def from_answers(path: Path, config: str) -> list[dict[str, Any]]:
     from nodes.quote import QUOTE_LEAD
 
     dumped = json.loads(path.read_text())[config]
-    sets = {s.name: s for s in load_sets(EVAL_SETS)}
+    sets = {s.name: s for s in load_sets((*EVAL_SETS, "writer"))}
     where = {q.id: (s, position, q) for s in sets.values() for position, q in enumerate(s.questions)}
     probes = []
     for answer in dumped:
@@ -108,7 +109,7 @@ def score(probes: list[dict[str, Any]], selector: str) -> list[dict[str, Any]]:
         cited = any(probe["fragments"][q.fragment - 1]["holds"] for q in quote)
         results.append({"id": probe["id"], "held_out": probe["held_out"], "set": probe["set"], "fact": fact,
                         "cited": cited, "both": fact and cited, "chars": len(text), "seconds": seconds,
-                        "reachable": any(f["holds"] for f in probe["fragments"])})
+                        "reachable": any(f["holds"] for f in probe["fragments"]), "two": len(quote) > 1})
     return results
 
 

@@ -232,6 +232,11 @@ class Settings(BaseSettings):
     local_answer_fragments: int = Field(
         default=4, description="Fragments the local model answers from (at most; fitted to its window)."
     )
+    local_answer_context: Literal["fragments", "passages"] = Field(
+        default="fragments",
+        description=("What the local model reads: the retrieved fragments whole, or only the passages of "
+                     "them the quote selector chose (shorter prompt, the quote is what it read)."),
+    )
     local_prompt_style: Literal["short", "full", "exact"] = Field(
         default="short", description="Rules of the answer template for the local model (prompts/answer_parts.yaml)."
     )
@@ -241,7 +246,7 @@ class Settings(BaseSettings):
                      "(nodes/quote.py; bench/quote_eval.py and bench/answer_eval.py)."),
     )
     quote_selector: str = Field(
-        default="answer-backed", description="How quoted sentences are chosen (nodes/quote.py SELECTORS)."
+        default="meaning", description="How quoted sentences are chosen (nodes/quote.py SELECTORS)."
     )
 
     # --- retrieval -----------------------------------------------------------

@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 
 from nodes.dialogue_guards import similarity
 from nodes.lexical import Weights, sentences, share_found, term_set, words
-from nodes.quote import select_quote
+from nodes.quote import passages_text, select_quote
 
 CITATION = re.compile(r"(\s?)\[(\d{1,2})\]")
 _LETTER = re.compile(r"[^\W\d_]")
@@ -322,7 +322,7 @@ def extractive_answer(question: str, fragments: list[str], lead: str = EXTRACT_L
     quotes = select_quote(question, fragments)
     if not quotes:
         return Extract(text="")
-    return Extract(text=lead + "\n" + "\n".join(f"«{q.text}»" for q in quotes), used=[q.fragment for q in quotes])
+    return Extract(text=passages_text(quotes, lead), used=[q.fragment for q in quotes])
 
 
 # --------------------------------------------------------------------------- the node

@@ -32,7 +32,7 @@ from grove.settings import get_settings
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Draft", "DraftApi", "current_sink", "paused", "streaming"]
+__all__ = ["Draft", "DraftApi", "beneath", "current_sink", "paused", "streaming"]
 
 MORE = " …"
 GROUP_INTERVAL = 3.0  # seconds between edits in a group: Telegram allows 20 messages a minute there
@@ -127,6 +127,27 @@ _sink: ContextVar[Callable[[str], None] | None] = ContextVar("grove_answer_sink"
 def current_sink() -> Callable[[str], None] | None:
     """Where a streamed plain answer goes in this context (None: nowhere)."""
     return _sink.get()
+
+
+@contextmanager
+def beneath(text: str) -> Iterator[None]:
+    """Show `text` in the draft now, and under the model's words once they come.
+
+    With the local model the first words of an answer come after the whole prompt is read
+    (about 15 s for four fragments on 2 cores); the passages that answer the question are
+    known a second after the question. So they are shown at once, where the final answer
+    puts them: under the model's words.
+    """
+    sink = _sink.get()
+    if sink is None or not text.strip():
+        yield
+        return
+    sink(text)
+    token = _sink.set(lambda written: sink(f"{written.rstrip()}\n\n{text}" if written.strip() else text))
+    try:
+        yield
+    finally:
+        _sink.reset(token)
 
 
 @contextmanager

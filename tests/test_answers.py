@@ -174,9 +174,12 @@ def test_a_degenerate_draft_gets_the_extractive_answer_with_its_source(
     answer = ask_chat(SPRING, user_id)
     assert answer.fallback and failed in answer.degenerate
     body = answer.text.partition("Информация взята из:")[0]
-    assert body.startswith(EXTRACT_LEAD) and RASPBERRY[0] in body  # the sentence that answers, quoted
+    assert body.startswith(f"{EXTRACT_LEAD}\n«{RASPBERRY[0]}»")  # the sentence that answers, quoted first
     assert draft.strip() not in answer.text
-    assert re.search(r"малина\.pdf, с\. 1\b", sources(answer.text)) and "с. 2" not in sources(answer.text)
+    # The source block names what is quoted: the answer's page, the summer feeding beside it at most,
+    # never the autumn pruning.
+    assert re.search(r"малина\.pdf, с\. 1\b", sources(answer.text)) and "с. 3" not in sources(answer.text)
+    assert sources(answer.text).count("•") == body.count("«")
 
 
 def test_a_degenerate_draft_without_fragments_says_so_plainly(store: str, local: ScriptedLLM, user_id: int) -> None:
@@ -257,8 +260,9 @@ def test_nonsense_gets_the_quote_that_answers_and_only_its_source(
     local.script(text("Малина — это ягода. Её едят летом и варят из неё варенье."))
     answer = ask_chat(SPRING, user_id)
     body, block = answer.text.partition("Информация взята из:")[::2]
-    assert f"«{RASPBERRY[0]}»" in body  # what the document says about the question, whatever the model said
-    assert re.search(r"малина\.pdf, с\. 1\b", block) and "с. 2" not in block and "с. 3" not in block
+    assert f"{QUOTE_LEAD}\n«{RASPBERRY[0]}»" in body  # what the document says about the question, whatever the model said
+    assert re.search(r"малина\.pdf, с\. 1\b", block) and "с. 3" not in block
+    assert block.count("•") == body.count("«")  # only what is quoted is named
 
 
 def test_a_remote_answer_is_not_quoted(store: str, remote: ScriptedLLM, user_id: int) -> None:

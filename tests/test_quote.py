@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.quote import MAX_QUOTED_ANSWER_CHARS, NEAREST_LEAD, QUOTE_LEAD, SELECTORS, Choice, choose, select_quote, with_quote
+from nodes.quote import (MAX_QUOTED_ANSWER_CHARS, NEAREST_LEAD, QUOTE_LEAD, SELECTORS, Choice, choose,
+                         select_quote, with_quote)
 
 SPRING = "Ремонтантную малину весной подкармливают азотом: 15 г мочевины на квадратный метр."
 SUMMER = "Летом малине нужен калий и фосфор, азот после июля не вносят."
@@ -27,11 +28,27 @@ def test_the_answers_own_words_point_at_the_sentence_it_drew_on() -> None:
 
 
 def test_retrievals_order_breaks_a_tie_between_fragments() -> None:
-    same = "Малину подкармливают весной азотом."
-    first = choose("Чем подкормить малину весной?", [same, same], None, Choice(rank_step=0.05))
+    alike = ["Малину подкармливают весной азотом.", "Весной малину подкармливают азотом."]
+    first = choose("Чем подкормить малину весной?", alike, None, Choice(rank_step=0.05))
     assert [q.fragment for q in first] == [1, 2]  # the higher-ranked first; the other nearly as good
-    only = choose("Чем подкормить малину весной?", [same, same], None, Choice(rank_step=0.5))
+    only = choose("Чем подкормить малину весной?", alike, None, Choice(rank_step=0.5))
     assert [q.fragment for q in only] == [1]  # a strong prior: the second scores below 0.8 of the first
+
+
+def test_overlapping_fragments_never_quote_a_sentence_twice() -> None:
+    # Neighbouring chunks share their edge sentences: the second quote must bring something new.
+    fragments = [f"{SUMMER} {SPRING}", f"{SPRING} Мульчируют перегноем.", f"Подкормка малины весной: {AUTUMN}"]
+    quotes = choose("Чем подкормить малину весной?", fragments, None,
+                    Choice(following=2, second_ratio=0.0, max_chars=1000))
+    sentences_quoted = [s for q in quotes for s in q.text.split(". ")]
+    assert len(quotes) == 2 and len(sentences_quoted) == len(set(sentences_quoted))
+    assert quotes[0].text.startswith(SPRING) and SPRING not in quotes[1].text
+
+
+def test_a_sentence_the_answer_already_says_is_not_quoted_again() -> None:
+    passage = f"{SPRING} Мульчируют перегноем."
+    found = with_quote(f"Вот что нужно: {SPRING}", "Чем подкормить малину весной?", [passage], selector="ranked")
+    assert found.text == f"Вот что нужно: {SPRING}\n\n{QUOTE_LEAD}\n«Мульчируют перегноем.»"
 
 
 def test_a_quote_stays_within_its_length() -> None:
@@ -48,7 +65,7 @@ def test_an_answer_gets_the_passage_that_backs_it_and_names_its_fragment() -> No
 
 def test_an_answer_that_already_quotes_the_passage_gets_no_second_copy() -> None:
     found = with_quote(SPRING, "Чем подкормить малину весной?", [SPRING, AUTUMN], selector="answer-backed")
-    assert found.text == SPRING and found.used == []
+    assert found.text == SPRING and not found.quoted and found.used == [1]  # not shown again, still the source
 
 
 def test_a_long_answer_leaves_its_quote_less_room() -> None:
@@ -73,3 +90,40 @@ def test_an_unknown_selector_is_named_in_the_error() -> None:
     with pytest.raises(ValueError, match="best-sentence"):
         select_quote("?", [SPRING], selector="nonexistent")
     assert {"best-sentence", "ranked", "answer-backed"} <= set(SELECTORS)
+
+
+
+def test_meaning_reorders_the_lexically_best_sentences() -> None:
+    # The user's words are not the manual's: «ровный круг» is what «круглым» says.
+    fragments = ["Круг рисуют инструментом эллипса.", "Удерживайте Shift, и выделение станет круглым."]
+    how = Choice(following=0, second_ratio=2.0, meaning_weight=2.0, meaning_pool=8)
+
+    def alike(question: str, texts: list[str]) -> list[float]:
+        return [0.9 if "Shift" in text else 0.1 for text in texts]  # a stand-in for the embeddings
+
+    assert choose("Как нарисовать ровный круг?", fragments, None, how, lambda q, t: [0.0] * len(t))[0].fragment == 1
+    [quote] = choose("Как нарисовать ровный круг?", fragments, None, how, alike)
+    assert quote.fragment == 2 and quote.text == fragments[1]
+
+
+def test_the_meaning_selector_reads_the_store_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    import nodes.quote
+
+    calls: list[tuple[str, list[str]]] = []
+
+    def recorded(question: str, texts: list[str]) -> list[float]:
+        calls.append((question, list(texts)))
+        return [0.5] * len(texts)
+
+    monkeypatch.setattr(nodes.quote, "embedded_similarity", recorded)
+    select_quote("Чем подкормить малину весной?", [SPRING, AUTUMN], selector="meaning")
+    [(question, windows)] = calls  # one call for the pool: each sentence read with its neighbours
+    assert question == "Чем подкормить малину весной?" and SPRING in windows
+
+
+def test_a_sentence_cut_differently_in_another_chunk_is_still_not_quoted_twice() -> None:
+    # One chunk begins mid-paragraph, so its sentence is a piece of the other chunk's longer one.
+    longer = f"Удобрения вносят так: {SPRING[0].lower()}{SPRING[1:]}"
+    quotes = choose("Чем подкормить малину весной?", [longer, SPRING, AUTUMN], None,
+                    Choice(second_ratio=0.0, max_chars=1000))
+    assert quotes[0].fragment == 1 and all(q.fragment != 2 for q in quotes)

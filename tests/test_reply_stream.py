@@ -9,7 +9,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from nodes.reply_stream import MORE, Draft, RetryLater, streaming
+from nodes.reply_stream import MORE, Draft, RetryLater, _sink, beneath, current_sink, streaming
 from nodes.telegram_reply import TELEGRAM_TEXT_LIMIT
 from tests.support.bot import choose_chat, new_bot, running
 from tests.support.scripted_llm import ScriptedLLM, text, trickle, varied_answer
@@ -71,6 +71,21 @@ def test_the_draft_appears_after_the_first_words_and_is_edited_at_a_steady_pace(
     assert all(later.startswith(earlier) for earlier, later in zip(texts, texts[1:]))  # in order
     assert all(t.endswith(MORE) for _, t in api.calls)  # marked as unfinished
     assert draft.message_id == 77
+
+
+def test_the_passages_are_shown_at_once_and_then_under_the_models_words() -> None:
+    api, clock = Api(), Clock()
+    draft = Draft(1, api, interval=1.5, first_chars=40, clock=clock)
+    token = _sink.set(draft.show)
+    try:
+        with beneath("Из документа:\n«Малину весной подкармливают азотом.»"):
+            assert api.calls == [("send", "Из документа:\n«Малину весной подкармливают азотом.»" + MORE)]
+            clock.now += 2
+            current_sink()("Азотом, весной.")  # the model's first words: above the passages
+        assert current_sink() == draft.show  # the block's end restores the plain draft
+    finally:
+        _sink.reset(token)
+    assert api.calls[1] == ("edit", "Азотом, весной.\n\nИз документа:\n«Малину весной подкармливают азотом.»" + MORE)
 
 
 def test_flood_control_is_waited_out_without_blocking_the_model() -> None:
@@ -173,6 +188,38 @@ async def test_a_streamed_answer_is_edited_in_order_and_ends_as_the_stored_answe
     assert len(standin.bot_messages(user_id)) == 3  # the answer replaced the draft, no second message
     assert final == stored_answer(store, user_id)
     assert final.split() == answer.split()
+
+
+@pytest.mark.asyncio
+async def test_a_grounded_answer_shows_its_passages_before_the_model_writes(
+    standin: TelegramStandin, local: ScriptedLLM, store: str, user_id: int
+) -> None:
+    from nodes.document_store import ChunkRecord, store_document
+    from nodes.embedder import get_embedder
+    from nodes.ingest_types import ExtractedDocument
+    from nodes.quote import QUOTE_LEAD
+
+    facts = ["Ремонтантную малину весной подкармливают азотом: 15 г мочевины на квадратный метр.",
+             "Осенью побеги ремонтантной малины срезают под корень."]
+    store_document.fn(user_id, ExtractedDocument(source_type="pdf", source_identifier="малина.pdf",
+                                                 text="\n\n".join(facts)),
+                      [ChunkRecord(position=i, text=t, page=i + 1) for i, t in enumerate(facts)],
+                      get_embedder().embed_documents(facts))
+    answer = "Весной малину подкармливают азотом, пятнадцать граммов мочевины на квадратный метр [1]."
+    local.script(trickle(0.3, text(answer)))  # a slow model: its first word comes after a while
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        standin.send_text(user_id, "Чем подкормить малину весной?")
+        messages = await standin.wait_for_bot_messages_async(user_id, 3, timeout=120)
+        draft = messages[2]
+        final = await _settled(standin, user_id, draft["message_id"])
+    # The first thing the user sees is the document's own passage, before any word of the model.
+    assert draft["text"].startswith(f"{QUOTE_LEAD}\n«{facts[0]}»") and draft["text"].endswith(MORE)
+    views = [v.removesuffix(MORE) for v in edits_of(standin, draft["message_id"])[:-1]]
+    assert views and all(v.endswith(f"«{facts[0]}»") for v in views)  # the model's words above it
+    assert any(v.startswith("Весной") for v in views)
+    assert final == stored_answer(store, user_id) and final.startswith("Весной малину")
+    assert len(standin.bot_messages(user_id)) == 3  # the answer replaced the draft
 
 
 @pytest.mark.asyncio
