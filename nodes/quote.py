@@ -18,9 +18,9 @@ quotes the best passage of two fragments: bench/quote_eval.py measured both step
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
 
 from nodes.lexical import Weights, sentences, term_set, words
@@ -75,30 +75,34 @@ def embedded_similarity(question: str, texts: Sequence[str]) -> list[float]:
     """Cosine of the question's query embedding and each text's document embedding (the store's model).
 
     A turn chooses twice from the same sentences (the passages shown while the model writes, then
-    the quote under its answer), so the last vectors are kept."""
-    missing = [t for t in dict.fromkeys(texts) if t not in _window_vectors]
-    if missing:
-        for text, vector in zip(missing, _embedder().embed_documents(missing, urgent=True), strict=True):
-            _window_vectors[text] = vector
-        while len(_window_vectors) > WINDOW_CACHE:
-            del _window_vectors[next(iter(_window_vectors))]
-    query = _query_vector(question)
-    return [float(_window_vectors[t] @ query) for t in texts]
-
-
-WINDOW_CACHE = 256
-_window_vectors: dict[str, Any] = {}
-
-
-def _embedder() -> Any:
+    the quote under its answer), so the last vectors are kept (per model: a setting may change it)."""
     from nodes.embedder import get_embedder
 
-    return get_embedder()
+    embedder = get_embedder()
+    model = id(embedder)
+    with _vectors_lock:
+        missing = [t for t in dict.fromkeys(texts) if (model, t) not in _window_vectors]
+    vectors = dict(zip(missing, embedder.embed_documents(missing, urgent=True), strict=True)) if missing else {}
+    with _vectors_lock:
+        _window_vectors.update({(model, t): v for t, v in vectors.items()})
+        vectors.update({t: _window_vectors[model, t] for t in texts if t not in vectors})
+        while len(_window_vectors) > WINDOW_CACHE:
+            del _window_vectors[next(iter(_window_vectors))]
+        query = _query_vectors.get((model, question))
+    if query is None:
+        query = embedder.embed_query(question)
+        with _vectors_lock:
+            _query_vectors[model, question] = query
+            while len(_query_vectors) > QUERY_CACHE:
+                del _query_vectors[next(iter(_query_vectors))]
+    return [float(vectors[t] @ query) for t in texts]
 
 
-@lru_cache(maxsize=32)
-def _query_vector(question: str) -> Any:
-    return _embedder().embed_query(question)
+WINDOW_CACHE = 256  # sentence windows (a turn reads about eight)
+QUERY_CACHE = 32
+_window_vectors: dict[tuple[int, str], Any] = {}
+_query_vectors: dict[tuple[int, str], Any] = {}
+_vectors_lock = threading.Lock()
 
 
 @dataclass(frozen=True)

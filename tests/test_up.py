@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -17,7 +18,9 @@ import pytest
 
 from tests.conftest import free_port
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = pytest.mark.timeout(600)
+# Library noise a user must not read: weight-loading bars, Prefect's and llama.cpp's warnings, tracebacks.
+NOISE = re.compile(r"Loading weights|without a flow run id|n_ctx_seq|Traceback|UserWarning|it/s\]")
 
 
 class Up:
@@ -28,6 +31,7 @@ class Up:
                if k not in {"PREFECT_API_URL", "DATABASE_URL", "TELEGRAM_BOT_TOKEN", "PREFECT_HOME"}}
         env.update(GROVE_DATA_DIR=str(data_dir), GROVE_PG_PORT=str(pg_port),
                    GROVE_PREFECT_PORT=str(prefect_port), PYTHONUNBUFFERED="1")
+        self.env = env
         self.process = subprocess.Popen(
             [sys.executable, "-m", "grove.cli", "up"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, env=env, text=True, bufsize=1,
@@ -87,6 +91,14 @@ def test_up_runs_the_flows_and_stops_cleanly_keeping_data() -> None:
     postmaster = psutil.Process(_postmaster_pid(data_dir))
     children = first.family()
     assert any("prefect" in " ".join(p.cmdline()) and "server" in p.cmdline() for p in children)
+    # `grove ask` beside a running `grove up` uses its Postgres, Prefect and local model: it starts
+    # none of its own (they would not get the ports) and stops none of those when it ends.
+    asked = subprocess.run([sys.executable, "-m", "grove.cli", "ask", "Ответь одним словом: как по-русски cat?",
+                            "--user", "5"], env=first.env, capture_output=True, text=True, timeout=280)
+    assert asked.returncode == 0 and asked.stdout.strip(), asked.stdout + asked.stderr
+    assert not NOISE.search(asked.stdout + asked.stderr), asked.stdout + asked.stderr
+    assert all(p.is_running() for p in [postmaster, *children])
+    assert {p.pid for p in children} <= {p.pid for p in first.family()}
     assert first.interrupt() == 0
     for process in [postmaster, *children]:
         assert not process.is_running() or process.status() == psutil.STATUS_ZOMBIE, process
@@ -99,6 +111,8 @@ def test_up_runs_the_flows_and_stops_cleanly_keeping_data() -> None:
     reply = second.expect("🤖", timeout=240)  # answered by the offline default LLM
     assert "Сначала выберите режим" not in reply
     assert second.interrupt() == 0
+    console = "".join(second.seen) + "".join(second.lines.queue)
+    assert not NOISE.search(console), console  # the console user reads grove, not its libraries
 
 
 def test_up_after_kill_9_takes_over_or_stops_the_leftovers_and_stops_everything() -> None:
