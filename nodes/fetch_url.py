@@ -412,7 +412,7 @@ def fetch_page(url: str) -> ExtractedDocument:
         "bytes": len(got.body),
     }
     if got.content_type in PDF_TYPES:
-        from nodes.parse_files import parse_pdf_source
+        from nodes.formats.pdf import parse_pdf_source
 
         doc = parse_pdf_source(io.BytesIO(got.body), got.final_url)
         return doc.model_copy(update={

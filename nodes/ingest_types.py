@@ -6,8 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-SourceType = Literal["url", "pdf", "docx", "odt", "epub", "pptx", "xlsx", "csv", "rtf", "image", "html", "txt", "md", "text",
-                     "voice", "audio", "video"]
+# A file format's name (`nodes.formats`: "pdf", "docx", …) or another source's kind: "url",
+# "text", "voice", "audio", "video". Open, so that a new format is one module, not two edits.
+SourceType = str
 InputKind = Literal["link", "media", "file", "text"]
 
 

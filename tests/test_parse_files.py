@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from nodes import parse_files as node
+from nodes.formats import base as format_base
 from nodes.ingest_types import IngestError
 from nodes.parse_files import parse_file
 from tests.support.prerequisites import ocr_missing, require
@@ -41,7 +42,7 @@ from tests.support.documents import (
     make_zip_bomb_docx,
 )
 
-SUPPORTED = ("Поддерживаются PDF (и сканы), DOCX, ODT, EPUB, PPTX, XLSX, CSV, RTF, HTML, TXT, MD, фото страниц, "
+SUPPORTED = ("Поддерживаются PDF, DOCX, ODT, EPUB, FB2, PPTX, XLSX, CSV, RTF, HTML, TXT, MD, сканы и фото страниц, "
              "а также аудио и видео")
 PAGES = [
     "Глава первая. Берёзовая роща начинается с правильно выбранного участка.",
@@ -272,10 +273,10 @@ def test_docx_zip_bomb_refused_before_decompressing(tmp_path: Path) -> None:
 def test_docx_total_size_and_entry_caps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = make_docx(["Обычный документ."], None, tmp_path / "plain.docx")
     assert parse_file(str(path), "plain.docx", None).text == "Обычный документ."
-    monkeypatch.setattr(node, "DOCX_MAX_UNCOMPRESSED", 1000)
+    monkeypatch.setattr(format_base, "ZIP_MAX_UNCOMPRESSED", 1000)
     assert "uncompresses to more than 1000" in _error(path).reason
-    monkeypatch.setattr(node, "DOCX_MAX_UNCOMPRESSED", 200 * 1024 * 1024)
-    monkeypatch.setattr(node, "DOCX_MAX_ENTRIES", 3)
+    monkeypatch.setattr(format_base, "ZIP_MAX_UNCOMPRESSED", 200 * 1024 * 1024)
+    monkeypatch.setattr(format_base, "ZIP_MAX_ENTRIES", 3)
     assert "entries" in _error(path).reason
 
 

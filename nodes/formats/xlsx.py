@@ -1,0 +1,60 @@
+"""Excel (XLSX): one section per sheet (its name), one line per row: «cell | cell | …»."""
+
+from __future__ import annotations
+
+import posixpath
+import zipfile
+
+from lxml import etree
+
+from nodes.formats.base import Blocks, Format, Upload
+from nodes.formats.zipped import NS, Parsed, has_parts, read_zip, text_of, xml
+from nodes.ingest_types import ExtractedDocument
+
+
+def _shared_strings(archive: zipfile.ZipFile) -> list[str]:
+    if "xl/sharedStrings.xml" not in archive.namelist():
+        return []
+    return [text_of(si) for si in xml(archive, "xl/sharedStrings.xml").iterfind("s:si", NS)]
+
+
+def _cell(cell: etree._Element, strings: list[str]) -> str:
+    kind = cell.get("t")
+    if kind == "inlineStr":
+        return text_of(cell)
+    value = cell.findtext("s:v", default="", namespaces=NS)
+    if kind == "s" and value.isdigit() and int(value) < len(strings):
+        return strings[int(value)]
+    return value
+
+
+def read(archive: zipfile.ZipFile) -> Parsed:
+    workbook = xml(archive, "xl/workbook.xml")
+    relations = xml(archive, "xl/_rels/workbook.xml.rels")
+    targets = {r.get("Id"): r.get("Target") for r in relations.iterfind("rel:Relationship", NS)}
+    strings = _shared_strings(archive)
+    blocks: Blocks = []
+    sheets = workbook.findall(".//s:sheets/s:sheet", NS)
+    for sheet in sheets:
+        target = targets.get(sheet.get(f"{{{NS['r']}}}id"), "")
+        part = posixpath.normpath(posixpath.join("xl", target.lstrip("/").removeprefix("xl/")))
+        if part not in archive.namelist():
+            continue
+        rows = []
+        for row in xml(archive, part).iterfind(".//s:sheetData/s:row", NS):
+            cells = [_cell(c, strings) for c in row.iterfind("s:c", NS)]
+            if any(cells):
+                rows.append(" | ".join(cells))
+        if rows:
+            blocks.append((sheet.get("name") or "Лист", 1))
+            blocks += [(r, 0) for r in rows]
+    return Parsed("xlsx", blocks, meta={"sheets": len(sheets)})
+
+
+def parse(upload: Upload) -> ExtractedDocument:
+    return read_zip(upload, FORMAT, read)
+
+
+FORMAT = Format(name="xlsx", label="XLSX", parse=parse, hint="XLSX", order=60,
+                signatures=frozenset({"zip"}), accepts=has_parts("xl/workbook.xml"),
+                extensions=frozenset({".xlsx"}))
