@@ -8,6 +8,8 @@ transaction for its writes, replies queued in the outbox and sent after commit.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from flows import texts
@@ -224,34 +226,80 @@ def group_message(update: IncomingUpdate) -> list[Reply]:
     return _say(update, Reply(chat_id=update.chat_id, text=texts.GROUP_GO_PRIVATE))
 
 
-@flow(name="handle-update", flow_run_name=run_name)
-def handle_update(update: IncomingUpdate) -> list[Reply]:
-    """Route one update: a group's first (never a personal base there), then commands and
-    buttons, then the user's mode decides."""
-    if update.in_group:
-        return group_message(update)
-    if update.edited:
-        return edited_message(update)
-    if update.command == "clean_base" or (update.callback_data or "").startswith("clean_base"):
-        return clean_base(update)
-    if is_moderation_update(update):
-        return moderation(update)
-    if update.command == "clean_chat" or update.callback_data == "clean_chat":
-        return clean_chat_history(update)
-    if update.command == "help":
-        return _say(update, Reply(chat_id=update.chat_id, text=texts.HELP))
-    if (update.callback_data or "").startswith("culture:"):
-        return culture_button(update)
-    if (update.callback_data or "").startswith("index_offer:"):
-        return index_offer(update)
-    if update.command in MENU_COMMANDS or update.callback_data is not None:
-        return mode_switch(update)
+def show_help(update: IncomingUpdate) -> list[Reply]:
+    return _say(update, Reply(chat_id=update.chat_id, text=texts.HELP))
 
+
+def by_mode(update: IncomingUpdate) -> list[Reply]:
+    """A message that is not a command or a button: the user's mode decides what it is."""
     state = read_user_state(update.user_id)
     if state is None or state.current_mode is None:
         return _say(update, menu(update.chat_id, texts.NO_MODE_YET))
     if not (update.text or update.attachments or update.command):
         return _say(update, Reply(chat_id=update.chat_id, text=texts.EMPTY_MESSAGE))
-    if state.current_mode == "chat":
-        return chat_branch(update, state)
-    return documents_branch(update, state)
+    return MODE_BRANCHES[state.current_mode](update, state)
+
+
+# --- routing, as data ------------------------------------------------------------------
+
+Matcher = Callable[[IncomingUpdate], bool]
+Handler = Callable[[IncomingUpdate], list[Reply]]
+
+
+def command(*names: str) -> Matcher:
+    return lambda update: update.command in names
+
+
+def button(prefix: str, *, exact: bool = False) -> Matcher:
+    """A press on a button whose data is `prefix` (`exact`) or starts with it."""
+    def matches(update: IncomingUpdate) -> bool:
+        data = update.callback_data
+        return data is not None and (data == prefix if exact else data.startswith(prefix))
+    return matches
+
+
+def either(*matchers: Matcher) -> Matcher:
+    return lambda update: any(m(update) for m in matchers)
+
+
+@dataclass(frozen=True)
+class Route:
+    """An update `matches` → `handle` answers it. The first matching route of `ROUTES` wins."""
+
+    name: str
+    matches: Matcher
+    handle: Handler
+
+
+# In order: a group's first (never a personal base there), an edit before what it edits,
+# then commands and buttons, and last the user's mode. A button nothing else claims goes
+# to the mode switch, which says it is stale and shows the menu.
+ROUTES: tuple[Route, ...] = (
+    Route("group", lambda update: update.in_group, group_message),
+    Route("edited", lambda update: update.edited, edited_message),
+    Route("clean-base", either(command("clean_base"), button("clean_base")), clean_base),
+    Route("moderation", is_moderation_update, moderation),
+    Route("clean-chat", either(command("clean_chat"), button("clean_chat", exact=True)), clean_chat_history),
+    Route("help", command("help"), show_help),
+    Route("culture", button("culture:"), culture_button),
+    Route("index-offer", button("index_offer:"), index_offer),
+    Route("mode-switch", either(command(*MENU_COMMANDS), lambda update: update.callback_data is not None),
+          mode_switch),
+    Route("message", lambda update: True, by_mode),
+)
+
+# What a message is in each mode (`user_state.current_mode`).
+MODE_BRANCHES: dict[str, Callable[[IncomingUpdate, UserState], list[Reply]]] = {
+    "chat": chat_branch,
+    "documents": documents_branch,
+}
+
+
+def route(update: IncomingUpdate) -> Route:
+    return next(r for r in ROUTES if r.matches(update))
+
+
+@flow(name="handle-update", flow_run_name=run_name)
+def handle_update(update: IncomingUpdate) -> list[Reply]:
+    """Route one update (`ROUTES`) and answer it."""
+    return route(update).handle(update)
