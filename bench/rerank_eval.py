@@ -25,20 +25,18 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from bench.datasets import CACHE_DIR, EvalSet, Query, dataset_fingerprint, load_ru_eval  # noqa: E402
-from nodes.rerank import (  # noqa: E402
-    DEFAULT_OFFLINE_RERANKER,
+from bench.late_interaction import LateInteractionReranker, load_embedding_model  # noqa: E402
+from nodes.rerankers import DEFAULT_OFFLINE_RERANKER, Candidate  # noqa: E402
+from nodes.rerankers.bm25_fusion import (  # noqa: E402
     BM25FusionReranker,
-    Candidate,
-    LateInteractionReranker,
-    NoRerank,
     TermStats,
     _lemma,
     _stem,
     analyze,
     bm25_scores,
     fuse,
-    load_embedding_model,
 )
+from nodes.rerankers.none import NoRerank  # noqa: E402
 
 MODEL_DIR = Path(__file__).resolve().parent.parent / ".grove" / "models" / "embeddinggemma-300m"
 N_CANDIDATES = 30

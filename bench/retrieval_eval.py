@@ -386,7 +386,8 @@ def rerank_sweep(sets: list[EvalSet], chunkings: list[str], stores: dict[tuple[s
     The candidates of each question are fetched once per pool size through the production first
     stage; only the fusion runs per grid point (about 1–2 ms a question).
     """
-    from nodes.rerank import BM25FusionReranker, Candidate
+    from nodes.rerankers import Candidate
+    from nodes.rerankers.bm25_fusion import BM25FusionReranker
     from nodes.retrieve import first_stage as run_first_stage
 
     pools = sorted({p for *_, p in RERANK_GRID})

@@ -264,7 +264,7 @@ class Settings(BaseSettings):
     reranker: str = Field(
         default="bm25-fusion",
         description=(
-            "none, bm25-fusion, late-interaction, or a CrossEncoder model (path or hub id). "
+            "none, bm25-fusion (nodes/rerankers), or a CrossEncoder model (path or hub id). "
             "bm25-fusion gave the best mean MRR@10 and hit@10 over the three sets of bench/retrieval_eval.py."
         ),
     )

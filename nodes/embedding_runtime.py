@@ -7,7 +7,7 @@ Which runtime serves which path:
 
 * sentence vectors (chunks in the default naive chunking, queries, saved Q&A pairs) — the
   configured runtime;
-* token embeddings per window (late chunking, the ``late-interaction`` reranker) — always the
+* token embeddings per window (late chunking; the late-interaction bench) — always the
   PyTorch model, loaded on first need (`nodes.embedder.Embedder.model`).
 
 The default was chosen by `bench/embedding_runtime.py` (figures in bench/README.md).

@@ -1,4 +1,4 @@
-"""Rerank stages: CrossEncoder plumbing, BM25-over-lemmas fusion, late interaction.
+"""Rerank stages: CrossEncoder plumbing, BM25-over-lemmas fusion, and late interaction (kept in bench/).
 
 Fast: the CrossEncoder is a tiny random BERT built in a temp folder (nothing from a hub); the
 late-interaction test uses the real EmbeddingGemma only when its folder exists.
@@ -12,19 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nodes.rerank import (
-    BM25FusionReranker,
-    Candidate,
-    CrossEncoderReranker,
-    LateInteractionReranker,
-    NoRerank,
-    analyze,
-    bm25_scores,
-    fuse,
-    get_reranker,
-    minmax,
-    ranks_desc,
-)
+from bench.late_interaction import LateInteractionReranker
+from nodes.rerankers import RERANKER_NAMES, Candidate, CrossEncoderReranker, get_reranker
+from nodes.rerankers.bm25_fusion import BM25FusionReranker, analyze, bm25_scores, fuse, minmax, ranks_desc
+from nodes.rerankers.none import NoRerank
 from tests.support.prerequisites import require
 
 MODEL_DIR = Path(__file__).resolve().parent.parent / ".grove" / "models" / "embeddinggemma-300m"
@@ -41,10 +32,11 @@ def _candidates(texts: list[str]) -> list[Candidate]:
 def test_factory_names() -> None:
     assert isinstance(get_reranker("none"), NoRerank)
     assert isinstance(get_reranker("bm25-fusion"), BM25FusionReranker)
-    assert isinstance(get_reranker("late-interaction"), LateInteractionReranker)  # lazy: no model load
+    assert isinstance(get_reranker(""), NoRerank)
+    assert RERANKER_NAMES == ("bm25-fusion", "none")  # found by the package, one module each
     other = get_reranker("someone/multilingual-reranker")
     assert isinstance(other, CrossEncoderReranker) and other.model_name == "someone/multilingual-reranker"
-    assert get_reranker("default").name in {"none", "bm25-fusion", "late-interaction"}
+    assert get_reranker("default").name in RERANKER_NAMES
 
 
 def test_no_rerank_keeps_vector_order_and_top_k() -> None:
@@ -174,7 +166,7 @@ def test_rrf_and_linear_fusion_arithmetic() -> None:
 def gemma_stage() -> LateInteractionReranker:
     if not (MODEL_DIR / "model.safetensors").exists():
         require(f"EmbeddingGemma not assembled at {MODEL_DIR} (run `make models`)")
-    from nodes.rerank import load_embedding_model
+    from bench.late_interaction import load_embedding_model
 
     # Pure MaxSim (no fusion with the vector score), so the test sees late interaction alone.
     return LateInteractionReranker(load_embedding_model(str(MODEL_DIR)), vector_weight=0.0)
