@@ -12,7 +12,7 @@ import shutil
 import threading
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from grove.observe import artifact, current_run, flow, task
 from pydantic import BaseModel
@@ -27,7 +27,7 @@ from nodes.document_store import (activate_documents, content_hash, delete_docum
                                   message_documents, store_document)
 from nodes.embedder import embed_chunks
 from nodes.fetch_url import fetch_url, user_message_for
-from nodes.ingest_types import ExtractedDocument, IngestError, IngestItem, SourceType
+from nodes.ingest_types import ExtractedDocument, IngestError, IngestItem, InputKind, SourceType
 from nodes.parse_files import parse_file_task
 from nodes.progress import report, reporting, working_on
 from nodes.telegram_files import download_telegram_file
@@ -76,12 +76,35 @@ def _branch_run_name(parameters: dict[str, Any]) -> str:
     return f"ingest-{_source_label(item)}" if isinstance(item, IngestItem) else "ingest-branch"
 
 
-def _text_document(item: IngestItem) -> ExtractedDocument:
+class Extractor(Protocol):
+    """Reads one kind of item (`IngestItem.kind`) into a document; IngestError when it cannot."""
+
+    def __call__(self, item: IngestItem) -> ExtractedDocument: ...
+
+
+def from_text(item: IngestItem) -> ExtractedDocument:
+    """A text message: itself, titled by its first line."""
     text = (item.text or "").strip()
     first_line = text.splitlines()[0] if text else ""
     title = first_line[:60] + ("…" if len(first_line) > 60 else "")
     return ExtractedDocument(source_type="text", source_identifier=item.source_identifier,
                              title=title or None, text=text)
+
+
+def from_link(item: IngestItem) -> ExtractedDocument:
+    """A link: the crawler (pages, PDFs behind links)."""
+    if item.url is None:
+        raise ValueError(f"link item {item.source_identifier!r} has no URL")
+    return fetch_url(item.url)
+
+
+def _local(item: IngestItem) -> IngestItem:
+    """The item with its bytes on disk (downloaded from Telegram when they are not yet)."""
+    if item.path is None and item.telegram_file_id:
+        item = download_telegram_file(item)
+    if item.path is None:
+        raise ValueError(f"item {item.source_identifier!r} has no file")
+    return item
 
 
 def media_source_type(item: IngestItem) -> SourceType:
@@ -90,25 +113,30 @@ def media_source_type(item: IngestItem) -> SourceType:
     return "voice" if item.attachment_kind == "voice" else "audio"
 
 
-def extract(item: IngestItem) -> ExtractedDocument:
-    """The branch for the item's kind: link → crawler, media → Whisper, file → parsers."""
-    if item.kind == "text":
-        return _text_document(item)
-    if item.kind == "link":
-        assert item.url is not None
-        return fetch_url(item.url)
-    if item.path is None and item.telegram_file_id:
-        item = download_telegram_file(item)
-    if item.path is None:
-        raise ValueError(f"item {item.source_identifier!r} has no file")
-    if item.kind == "media":
-        source_type = media_source_type(item)
-        return transcribe(item.path, source_type=source_type,
-                          source_identifier=item.file_name or item.source_identifier)
+def from_media(item: IngestItem) -> ExtractedDocument:
+    """Voice, audio, video: Whisper."""
+    item = _local(item)
+    assert item.path is not None
+    return transcribe(item.path, source_type=media_source_type(item),
+                      source_identifier=item.file_name or item.source_identifier)
+
+
+def from_file(item: IngestItem) -> ExtractedDocument:
+    """A document: the file formats (`nodes.formats`), named after the file the user sent."""
+    item = _local(item)
+    assert item.path is not None
     document = parse_file_task(item.path, item.file_name or Path(item.path).name, item.mime_type)
     if item.file_name:
         document = document.model_copy(update={"source_identifier": item.file_name})
     return document
+
+
+EXTRACTORS: dict[InputKind, Extractor] = {"text": from_text, "link": from_link, "media": from_media, "file": from_file}
+
+
+def extract(item: IngestItem) -> ExtractedDocument:
+    """The branch for the item's kind (`EXTRACTORS`)."""
+    return EXTRACTORS[item.kind](item)
 
 
 def _summary(item: IngestItem, outcome: IngestOutcome, document: ExtractedDocument | None,
