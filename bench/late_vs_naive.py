@@ -77,14 +77,14 @@ def main() -> None:
             continue
         result = np.zeros((len(data.passages), embedder.dim), dtype=np.float32)
         started = time.perf_counter()
-        for n, (source, indexes) in enumerate(documents.items()):
+        for n, indexes in enumerate(documents.values()):
             texts = [data.passages[i].text for i in indexes]
             if mode == "naive":
                 with embedder.lock:
                     result[indexes] = naive_chunk_embeddings(
                         model, texts, prompt=settings.embedding_document_prompt, batch_size=8)
                 continue
-            text, chunks, cursor = "", [], 0
+            text, chunks = "", []
             for position, piece in enumerate(texts):
                 if text:
                     text += "\n\n"

@@ -25,6 +25,7 @@ What it measures, side by side in one run:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -58,7 +59,7 @@ app.run_polling(timeout=1, poll_interval=0)
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 class TimedStandin:
@@ -98,7 +99,7 @@ def stub_llm(delay: float = 0.05):  # type: ignore[no-untyped-def]
         searched = any(m["role"] == "tool" for m in messages)
         if request.get("tools") and not searched and "в базе" in question:
             call = {"id": "call_0", "type": "function",
-                    "function": {"name": "rag-db-query", "arguments": '{"query": "%s"}' % question[:80]}}
+                    "function": {"name": "rag-db-query", "arguments": json.dumps({"query": question[:80]}, ensure_ascii=False)}}
             body = _completion({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls")
         else:
             body = _completion({"role": "assistant", "content": f"Ответ: {question[-60:]}"}, "stop")

@@ -44,7 +44,7 @@ EVAL_SETS = ("texlive", "gimp")
 def held_out(set_name: str, position: int) -> bool:
     """The questions bench/answer_eval.py asks: never used to choose here (set D, ``writer``, is
     held out whole)."""
-    return set_name == "writer" or set_name in EVAL_SETS and position % EVAL_EVERY == 0
+    return set_name == "writer" or (set_name in EVAL_SETS and position % EVAL_EVERY == 0)
 
 
 def collect(names: list[str]) -> list[dict[str, Any]]:

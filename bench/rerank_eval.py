@@ -308,7 +308,7 @@ def main() -> None:
         stage = BM25FusionReranker(analyzer=analyzer, fusion=method, weight=w, stats=corpus_stats[analyzer] if idf == "corpus" else None)
         stage.rerank(held[0].text, candidates[held[0].id])  # warm the lemma cache as a running bot would be
         latency[f"bm25-fusion[{analyzer}]"] = statistics.median(
-            _time(lambda q=q: stage.rerank(q.text, candidates[q.id])) for q in held) * 1000
+            _time(lambda q=q, stage=stage: stage.rerank(q.text, candidates[q.id])) for q in held) * 1000
     variant, vw = chosen["late-interaction+vector"].split(" vector_weight=")
     live = LateInteractionReranker(model, project=variant == "projected", vector_weight=float(vw))
     li_times, loads = [], []

@@ -219,7 +219,7 @@ def run(args: argparse.Namespace, sets: list[EvalSet], chunkings: list[str]) -> 
         html_via = "file" if html_files_parse() else "link"
     stats = new_stats()
     stores: dict[tuple[str, str], list[StoredChunk]] = {}
-    for set_index, evalset in enumerate(sets):
+    for evalset in sets:
         for chunking in chunkings:
             use_chunking(chunking)
             owner = owner_for(SET_NAMES.index(evalset.name), chunking)
@@ -302,7 +302,7 @@ def print_wins(sets: list[EvalSet], configs: list[tuple[str, str, str]],
         a_value, b_value = values[factor][0], values[factor][1]
         others = sorted({tuple(v for i, v in enumerate(c) if i != factor) for c in configs})
         for fixed in others:
-            def config(value: str) -> tuple[str, str, str]:
+            def config(value: str, fixed: tuple[str, ...] = fixed, factor: int = factor) -> tuple[str, str, str]:
                 items = list(fixed)
                 items.insert(factor, value)
                 return items[0], items[1], items[2]
@@ -374,8 +374,8 @@ def sweep(sets: list[EvalSet], chunkings: list[str], stores: dict[tuple[str, str
 
 
 RERANK_GRID: tuple[tuple[str, float, float, int], ...] = (
-    *((("rrf", w, k, p) for p in (30, 50) for k in (10, 30, 60) for w in (0.25, 0.4, 0.5, 0.6))),
-    *((("linear", w, 0.0, p) for p in (30, 50) for w in (0.2, 0.3, 0.4, 0.5))),
+    *(("rrf", w, k, p) for p in (30, 50) for k in (10, 30, 60) for w in (0.25, 0.4, 0.5, 0.6)),
+    *(("linear", w, 0.0, p) for p in (30, 50) for w in (0.2, 0.3, 0.4, 0.5)),
 )
 
 

@@ -105,7 +105,7 @@ def _torch_rate(linears: list[Linear], tokens: int, dtype: str, threads: int, re
         a = torch.randn(tokens, lin.n_in, dtype=kind)
         w = torch.randn(lin.n_out, lin.n_in, dtype=kind)
         with torch.no_grad():
-            seconds += _median_seconds(lambda: torch.nn.functional.linear(a, w), repeats)
+            seconds += _median_seconds(lambda a=a, w=w: torch.nn.functional.linear(a, w), repeats)
         flops += 2.0 * tokens * lin.n_in * lin.n_out
     return flops / seconds
 
@@ -143,7 +143,7 @@ def _ort_rate(linears: list[Linear], tokens: int, quantized: bool, threads: int,
     for lin in linears:
         session = _ort_session(lin, quantized, threads)
         a = np.random.default_rng(1).standard_normal((tokens, lin.n_in), dtype=np.float32)
-        seconds += _median_seconds(lambda: session.run(None, {"x": a}), repeats)
+        seconds += _median_seconds(lambda session=session, a=a: session.run(None, {"x": a}), repeats)
         flops += 2.0 * tokens * lin.n_in * lin.n_out
     return flops / seconds
 

@@ -236,7 +236,7 @@ def confirmation(outcomes: list[IngestOutcome]) -> str:
         if outcome.status == "indexed":
             line = f"✅ Проиндексировано: «{label}» — фрагментов: {outcome.chunks}"
             if outcome.duration_seconds:
-                minutes, seconds = divmod(int(round(outcome.duration_seconds)), 60)
+                minutes, seconds = divmod(round(outcome.duration_seconds), 60)
                 line += f", длительность {minutes}:{seconds:02d}"
             lines.append(line)
         elif outcome.status == "duplicate":

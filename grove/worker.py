@@ -39,7 +39,7 @@ FAILED = "Не получилось проиндексировать: внутр
 
 # What runs a job of each kind (a registry: a new kind of background work is one entry).
 KINDS: dict[str, Callable[[jobs.Job, threading.Event], Any]] = {
-    "ingest": lambda job, stop: ingest_job(job, stop),
+    "ingest": ingest_job,
 }
 
 

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -239,7 +239,7 @@ class OnnxEncoder:
         self._normalize = bool(meta["normalize"])
         self.max_tokens = min(self.max_tokens, int(meta["max_seq_length"]))
         with np.load(self.folder / "head.npz") as head:
-            self._head = [(head[f"w{i}"], head[f"b{i}"] if f"b{i}" in head else None)
+            self._head = [(head[f"w{i}"], head.get(f"b{i}"))
                           for i in range(int(meta["dense_layers"]))]
         self.tokenizer = AutoTokenizer.from_pretrained(str(self.folder / "tokenizer"))
         options = ort.SessionOptions()

@@ -74,7 +74,7 @@ class Draft:
     def show(self, text: str) -> None:
         """The whole answer so far: sent or edited in when the pace allows, else left for the next call."""
         text = text.strip()
-        if self._broken or not text or len(text) < self.first_chars and self.message_id is None:
+        if self._broken or not text or (len(text) < self.first_chars and self.message_id is None):
             return
         if not self._lock.acquire(blocking=False):
             return  # a call is in flight: the next piece of text brings the view up to date

@@ -160,7 +160,7 @@ def _open(path: str | os.PathLike[str]) -> av.container.InputContainer:
 
 
 def _format_hms(seconds: float) -> str:
-    total = int(round(seconds))
+    total = round(seconds)
     hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
@@ -537,7 +537,7 @@ class TimedTranscript(NamedTuple):
 
 def format_timestamp(seconds: float) -> str:
     """`mm:ss`, or `h:mm:ss` from one hour on."""
-    total = max(0, int(math.floor(seconds)))
+    total = max(0, math.floor(seconds))
     hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"

@@ -14,10 +14,14 @@ import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from grove.settings import PROJECT_ROOT, reset_settings
+
+if TYPE_CHECKING:
+    from tests.support.telegram_standin import TelegramStandin
 
 _ROOT = Path(tempfile.mkdtemp(prefix="grove-tests-"))
 _ROOT.chmod(0o755)  # the unprivileged Postgres user must reach its data dir
@@ -102,7 +106,7 @@ def other_user_id() -> int:
 
 
 @pytest.fixture
-def standin(store: str) -> Iterator["TelegramStandin"]:
+def standin(store: str) -> Iterator[TelegramStandin]:
     """The Bot API stand-in, with the settings pointing the bot and the reply node at it."""
     from nodes.telegram_reply import close_bots
     from tests.support.telegram_standin import TelegramStandin

@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.models, pytest.mark.timeout(600)]
 
 def grove(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "grove.cli", *args], env=env, capture_output=True,
-                          text=True, timeout=500)
+                          text=True, timeout=500, check=False)
 
 
 def test_ingest_then_ask_from_the_command_line() -> None:

@@ -14,7 +14,6 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from nodes.chat_history import store_pair
 from nodes.moderation import qa_text
 from nodes.topics import log_turn, open_topic
 from nodes.document_store import ChunkRecord, store_document
@@ -548,7 +547,7 @@ async def test_a_new_topic_starts_with_its_own_history(
         await say(standin, user_id, "Как подкормить малину ремонтантную?")
         await say(standin, user_id, "А голубику чем подкормить?")
         await say(standin, user_id, "А как часто?")
-    raspberry, blueberry, followup = model.answered
+    _raspberry, blueberry, followup = model.answered
     assert [m["content"] for m in blueberry["messages"][1:]] == ["А голубику чем подкормить?"]
     assert [m["content"] for m in followup["messages"][1:]] == [
         "А голубику чем подкормить?", "Кислыми удобрениями.", "А как часто?"]

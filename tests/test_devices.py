@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from typing import ClassVar
 
 from grove import llm_server, runtime
 from grove.settings import Settings
@@ -16,7 +17,7 @@ from grove.settings import Settings
 class _Child:
     """Stands in for the server process: records the command instead of running it."""
 
-    commands: list[list[str]] = []
+    commands: ClassVar[list[list[str]]] = []
 
     def __init__(self, name: str, argv: list[str], **_: object) -> None:
         _Child.commands.append(argv)

@@ -44,7 +44,7 @@ def test_device_selection(requested: str, available: bool, expected: str) -> Non
 
 
 def test_cuda_requested_without_a_gpu_is_a_clear_error() -> None:
-    with pytest.raises(RuntimeError, match="no CUDA device.*GROVE_EMBEDDING_DEVICE=cpu"):
+    with pytest.raises(RuntimeError, match=r"no CUDA device.*GROVE_EMBEDDING_DEVICE=cpu"):
         resolve_device("cuda", "torch", lambda runtime: False)
 
 

@@ -364,9 +364,8 @@ def test_5xx_and_429_are_transient(site: HtmlSite, loopback_allowed: None,
 
 
 def test_slow_page_times_out(site: HtmlSite) -> None:
-    with grove_settings(allow_loopback_urls=True, fetch_timeout=0.3):
-        with pytest.raises(TransientFetchError) as caught:
-            fetch_page(site.url("/slow"))
+    with grove_settings(allow_loopback_urls=True, fetch_timeout=0.3), pytest.raises(TransientFetchError) as caught:
+        fetch_page(site.url("/slow"))
     assert caught.value.user_message == MSG_TIMEOUT
     assert node.is_transient(caught.value)
 

@@ -19,7 +19,7 @@ from nodes.unified_retrieve import Snippet
 
 
 def shared(a: str, b: str) -> str:
-    return os.path.commonprefix([a, b])
+    return os.path.commonprefix([a, b])  # noqa: RUF071 - the character prefix is what is meant
 
 
 def snippet(text: str) -> Snippet:

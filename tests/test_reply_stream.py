@@ -126,11 +126,10 @@ def test_the_view_of_a_long_answer_fits_one_message() -> None:
 def test_a_failed_turn_deletes_its_draft(env) -> None:  # type: ignore[no-untyped-def]
     env(GROVE_STREAM_FIRST_CHARS="5")
     api = Api()
-    with pytest.raises(RuntimeError):
-        with streaming("telegram", 1, api) as draft:
-            assert draft is not None
-            draft.show("Малину весной")
-            raise RuntimeError("the turn failed")
+    with pytest.raises(RuntimeError), streaming("telegram", 1, api) as draft:
+        assert draft is not None
+        draft.show("Малину весной")
+        raise RuntimeError("the turn failed")
     assert [k for k, _ in api.calls] == ["send", "delete"]
 
 

@@ -198,7 +198,7 @@ async def test_bot_edits_deletes_and_uploads(standin: TelegramStandin) -> None:
         with pytest.raises(BadRequest, match="not found"):
             await app.bot.delete_message(ALICE, doc.message_id)
 
-        with pytest.raises(BadRequest, match="[Qq]uery is too old"):
+        with pytest.raises(BadRequest, match=r"[Qq]uery is too old"):
             await app.bot.answer_callback_query("no-such-query")
 
     edited, uploaded = standin.bot_messages(ALICE)
@@ -224,10 +224,10 @@ async def test_rejects_what_telegram_rejects(standin: TelegramStandin) -> None:
         with pytest.raises(BadRequest, match="too long"):
             await bot.send_message(ALICE, "x" * 4097)
         # Telegram says "BUTTON_DATA_INVALID"; PTB capitalises descriptions into "Button_data_invalid".
-        with pytest.raises(BadRequest, match="(?i)button_data_invalid"):
+        with pytest.raises(BadRequest, match=r"(?i)button_data_invalid"):
             too_long = InlineKeyboardMarkup([[InlineKeyboardButton("x", callback_data="d" * 65)]])
             await bot.send_message(ALICE, "pick", reply_markup=too_long)
-        with pytest.raises(BadRequest, match="(?i)bot_command_invalid"):
+        with pytest.raises(BadRequest, match=r"(?i)bot_command_invalid"):
             await bot.set_my_commands([("Start", "Begin")])
 
         await bot.send_message(ALICE, "<b>ok</b> &amp; <a href='https://x.y'>link</a>", parse_mode="HTML")

@@ -13,7 +13,7 @@ def parse(upload: Upload) -> ExtractedDocument:
     name = upload.name
     raw = upload.path.read_bytes().decode("latin-1")  # RTF is 7-bit: the rest are escapes
     try:
-        text = rtf_to_text(raw, encoding="cp1251", errors="replace")
+        text: str = rtf_to_text(raw, encoding="cp1251", errors="replace")  # type: ignore[no-untyped-call]
     except (ValueError, LookupError, IndexError, KeyError) as exc:
         raise IngestError(FORMAT.broken, f"striprtf failed on {name}: {exc!r}") from exc
     text = clean_text(text)

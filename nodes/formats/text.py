@@ -66,13 +66,13 @@ def decode_text(data: bytes, name: str) -> tuple[str, str]:
             encoding = codec
             break
     else:
-        codec = _utf16_without_bom(data)
-        if codec is not None:
+        utf16 = _utf16_without_bom(data)
+        if utf16 is not None:
             try:
-                text = data.decode(codec)
+                text = data.decode(utf16)
             except UnicodeDecodeError as exc:
                 raise junk from exc
-            encoding = codec
+            encoding = utf16
         elif b"\x00" in data:
             raise junk  # NUL bytes without the UTF-16 pattern: binary
         else:

@@ -22,7 +22,7 @@ def _cell(cell: etree._Element, strings: list[str]) -> str:
     kind = cell.get("t")
     if kind == "inlineStr":
         return text_of(cell)
-    value = cell.findtext("s:v", default="", namespaces=NS)
+    value: str = cell.findtext("s:v", default="", namespaces=NS) or ""
     if kind == "s" and value.isdigit() and int(value) < len(strings):
         return strings[int(value)]
     return value

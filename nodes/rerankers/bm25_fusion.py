@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -38,7 +38,7 @@ _RU_STOPWORDS = frozenset(
 
 
 @lru_cache(maxsize=1)
-def _morph():  # noqa: ANN202 - pymorphy3.MorphAnalyzer
+def _morph() -> Any:  # pymorphy3.MorphAnalyzer (untyped)
     try:
         import pymorphy3
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -57,11 +57,11 @@ def _lemma(word: str) -> str | None:
     parse = _morph().parse(word)[0]
     if parse.tag.POS in _FUNCTION_POS:
         return None
-    return parse.normal_form.replace("ё", "е")
+    return str(parse.normal_form).replace("ё", "е")
 
 
 @lru_cache(maxsize=1)
-def _snowball():  # noqa: ANN202 - snowballstemmer stemmer
+def _snowball() -> Any:  # a snowballstemmer stemmer (untyped)
     import snowballstemmer
 
     return snowballstemmer.stemmer("russian")
@@ -73,7 +73,7 @@ def _stem(word: str) -> str | None:
         return None
     if not re.search("[а-яё]", word):
         return word
-    return _snowball().stemWord(word)
+    return str(_snowball().stemWord(word))
 
 
 Analyzer = Literal["pymorphy", "snowball", "lower"]
@@ -162,7 +162,10 @@ def ranks_desc(scores: Sequence[float] | np.ndarray) -> np.ndarray:
 
 def rrf(rank_lists: Sequence[np.ndarray], weights: Sequence[float], k: float = 60.0) -> np.ndarray:
     """Weighted reciprocal rank fusion: sum_i w_i / (k + rank_i)."""
-    return sum(w / (k + np.asarray(r, dtype=np.float64)) for r, w in zip(rank_lists, weights, strict=True))
+    total = np.zeros(len(rank_lists[0]) if rank_lists else 0)
+    for ranks, weight in zip(rank_lists, weights, strict=True):
+        total += weight / (k + np.asarray(ranks, dtype=np.float64))
+    return total
 
 
 def minmax(values: Sequence[float] | np.ndarray) -> np.ndarray:

@@ -168,7 +168,7 @@ def write_video(
         audio_frames: Iterator[av.AudioFrame] = iter(())
         if samples is not None:
             audio_frames = _audio_frames(chunked(samples, rate // fps), rate)
-        for i in range(int(round(duration * fps))):
+        for i in range(round(duration * fps)):
             frame = av.VideoFrame.from_ndarray(black, format="rgb24")
             frame.pts = i
             out.mux(video.encode(frame))
