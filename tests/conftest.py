@@ -48,6 +48,18 @@ def pytest_configure(config: pytest.Config) -> None:
     reset_settings()
 
 
+# Fixtures that start real servers: a test using one (directly or through another) is end to end.
+_SERVERS = {"pg_url", "prefect_server", "store", "standin"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark `e2e` whatever needs Postgres, the Prefect server, model weights or a subprocess of the
+    app, so `pytest -m "not e2e"` is the fast lane (`make test-fast`)."""
+    for item in items:
+        if _SERVERS & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("models"):
+            item.add_marker(pytest.mark.e2e)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_ROOT, ignore_errors=True)
 

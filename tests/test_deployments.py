@@ -15,7 +15,7 @@ from prefect.client.orchestration import get_client
 from prefect.deployments import run_deployment
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]  # the prefect CLI as a subprocess
 
 
 def prefect_cli(*args: str) -> subprocess.CompletedProcess[str]:

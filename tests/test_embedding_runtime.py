@@ -22,6 +22,8 @@ from nodes.embedder import get_embedder, reset_embedder
 from nodes.embedding_runtime import RUNTIMES, resolve_device
 from tests.support.prerequisites import require
 
+pytestmark = pytest.mark.e2e  # exports and runs a (tiny) Gemma encoder through ONNX
+
 GEMMA = Path(__file__).resolve().parent.parent / ".grove" / "models" / "embeddinggemma-300m"
 TEXTS = ["Антоновка созревает в конце сентября.", "Казань стоит на Волге.",
          "Плоды хранятся до трёх месяцев в прохладном погребе.", "short"]

@@ -13,6 +13,8 @@ import pytest
 from grove.postgres_server import EmbeddedPostgres
 from tests.conftest import free_port
 
+pytestmark = pytest.mark.e2e  # starts real Postgres clusters
+
 
 @pytest.fixture
 def cluster() -> EmbeddedPostgres:

@@ -172,6 +172,7 @@ def gemma_stage() -> LateInteractionReranker:
     return LateInteractionReranker(load_embedding_model(str(MODEL_DIR)), vector_weight=0.0)
 
 
+@pytest.mark.models
 def test_late_interaction_prompt_tokens_are_cut_exactly(gemma_stage: LateInteractionReranker) -> None:
     query = "Как зафиксировать пакет?"
     tokens = gemma_stage.content_tokens([query], gemma_stage.query_prompt)[0]
@@ -181,6 +182,7 @@ def test_late_interaction_prompt_tokens_are_cut_exactly(gemma_stage: LateInterac
     assert len(tokens) == len(kept)
 
 
+@pytest.mark.models
 def test_late_interaction_relevant_outranks_irrelevant(gemma_stage: LateInteractionReranker) -> None:
     query = "Как запретить обновление пакета, чтобы сохранить его текущую версию?"
     relevant = (

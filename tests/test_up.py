@@ -18,7 +18,7 @@ import pytest
 
 from tests.conftest import free_port
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]  # grove up as a subprocess
 # Library noise a user must not read: weight-loading bars, Prefect's and llama.cpp's warnings, tracebacks.
 NOISE = re.compile(r"Loading weights|without a flow run id|n_ctx_seq|Traceback|UserWarning|it/s\]")
 
