@@ -26,7 +26,6 @@ import dataclasses
 import functools
 import inspect
 import logging
-import os
 import random
 import socket
 import sys
@@ -40,6 +39,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, UTC
 from typing import Any, Generic, Literal, ParamSpec, Protocol, TypeVar
+
+from grove.settings import get_settings
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -255,10 +256,11 @@ def default_reporter() -> Reporter | None:
     """The Prefect reporter for PREFECT_API_URL, started on first use; None without a server."""
     global _reporter
     with _reporter_lock:
-        if _reporter is None and _reporter_factory is None and os.environ.get("PREFECT_API_URL"):
+        api = get_settings().prefect_api_url
+        if _reporter is None and _reporter_factory is None and api:
             from grove.prefect_reporter import PrefectReporter
 
-            _reporter = PrefectReporter.start(os.environ["PREFECT_API_URL"])
+            _reporter = PrefectReporter.start(api)
         return _reporter
 
 

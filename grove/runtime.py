@@ -32,7 +32,7 @@ from grove.child_process import ChildProcess, process_from_pid_file, stop_group
 from grove.db import prepare_database, redact
 from grove.postgres_server import EmbeddedPostgres
 from grove.prefect_server import PrefectServer
-from grove.settings import Settings, get_settings, reset_settings
+from grove.settings import Settings, child_environment, configure, get_settings
 
 log = logging.getLogger("grove")
 
@@ -117,9 +117,7 @@ def start_store(settings: Settings, stack: Stack, *, quiet: bool = False) -> str
             stack.exit.callback(_stop_postgres, server, quiet)
         if not quiet:
             say(f"embedded Postgres on 127.0.0.1:{settings.pg_port}, data in {server.data_dir}")
-    os.environ["DATABASE_URL"] = url
-    reset_settings()
-    applied = prepare_database(get_settings())
+    applied = prepare_database(configure(database_url=url))
     if not quiet:
         say(f"migrations: {len(applied)} applied" if applied else "migrations: up to date")
     stack.timings["postgres"] = time.monotonic() - started
@@ -160,11 +158,17 @@ def start_prefect(settings: Settings, stack: Stack, *, reuse: bool = False, quie
         stack.exit.callback(_stop_prefect, local, quiet)
         if not quiet:
             say(f"Prefect UI at {local.ui_url}")
-    os.environ.setdefault("PREFECT_HOME", str(settings.prefect_home))
-    os.environ["PREFECT_API_URL"] = api
-    reset_settings()
+    configure(prefect_api_url=api)
+    prefect_library_environment(api, settings)
     stack.timings["prefect"] = time.monotonic() - started
     return api
+
+
+def prefect_library_environment(api: str, settings: Settings) -> None:
+    """Prefect's own library (deployments, `grove serve`) reads its server and home from the
+    environment alone, so the entry point that found or started the server says so there, once."""
+    os.environ.setdefault("PREFECT_HOME", str(settings.prefect_home))
+    os.environ["PREFECT_API_URL"] = api
 
 
 def prefect_database(settings: Settings, quiet: bool = False) -> str | None:
@@ -234,8 +238,7 @@ def start_llm(settings: Settings, stack: Stack, *, quiet: bool = False) -> None:
                      "(llama-cpp-python) …")
         url = server.start()
         stack.exit.callback(_stop_child_server, server, "local LLM", quiet)
-    os.environ["GROVE_LOCAL_LLM_URL"] = url
-    reset_settings()
+    configure(local_llm_url=url)
     if not quiet:
         say(f"LLM: local {settings.local_llm_model} at {url} (offline default; {server.device})")
 
@@ -263,7 +266,7 @@ def start_flow_server(settings: Settings, stack: Stack) -> None:
     pid_file = run_dir(settings) / "serve.pid"
     take_over(pid_file, "served flows", False, stack, quiet=False)
     child = ChildProcess("served flows", [sys.executable, "-m", "grove.cli", "serve"],
-                         env=dict(os.environ), pid_file=pid_file,
+                         env=child_environment(get_settings()), pid_file=pid_file,
                          log_file=settings.data_dir / "logs" / "serve.log")
     child.start()
     stack.exit.callback(_stop_child_server, child, "served flows")
@@ -273,7 +276,8 @@ def start_worker(settings: Settings, stack: Stack) -> None:
     """`grove work` as a child at a lower CPU priority: indexing never slows the answers."""
     pid_file = run_dir(settings) / "worker.pid"
     take_over(pid_file, "worker", False, stack, quiet=False)
-    child = ChildProcess("worker", [sys.executable, "-m", "grove.cli", "work"], env=dict(os.environ),
+    child = ChildProcess("worker", [sys.executable, "-m", "grove.cli", "work"],
+                         env=child_environment(get_settings()),
                          pid_file=pid_file, nice=settings.background_nice,
                          log_file=settings.data_dir / "logs" / "worker.log")
     child.start()

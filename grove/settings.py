@@ -7,9 +7,10 @@ taken from the environment, never from files in the repository.
 
 from __future__ import annotations
 
-from functools import lru_cache
+import os
+import threading
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -414,11 +415,49 @@ class Settings(BaseSettings):
         return self.telegram_bot_token.get_secret_value() if self.telegram_bot_token else None
 
 
-@lru_cache(maxsize=1)
+_settings: Settings | None = None
+_settings_lock = threading.Lock()
+
+
 def get_settings() -> Settings:
-    """The process-wide settings, read once; `reset_settings()` re-reads (tests, `grove up`)."""
-    return Settings()
+    """The process-wide settings: read from the environment once, changed only by `configure`."""
+    global _settings
+    with _settings_lock:
+        if _settings is None:
+            _settings = Settings()
+        return _settings
+
+
+def configure(**changes: Any) -> Settings:
+    """The process-wide settings with `changes`: what an entry point learns as it starts — the URL
+    of the Postgres, Prefect or model server it started or found — handed to everything that
+    reads the settings, without writing the environment. Child processes get them through
+    `child_environment`."""
+    global _settings
+    current = get_settings()
+    with _settings_lock:
+        _settings = current.model_copy(update=changes)
+        return _settings
 
 
 def reset_settings() -> None:
-    get_settings.cache_clear()
+    """Read the environment again (tests that change it; nothing in the service needs this)."""
+    global _settings
+    with _settings_lock:
+        _settings = None
+
+
+# Settings a child process of `grove up` (the worker, the served flows) must share with it,
+# as the environment variables they are read from.
+_SHARED_WITH_CHILDREN = {"database_url": "DATABASE_URL", "prefect_api_url": "PREFECT_API_URL",
+                         "local_llm_url": "GROVE_LOCAL_LLM_URL"}
+
+
+def child_environment(settings: Settings) -> dict[str, str]:
+    """This process's environment plus the settings it was configured with at start."""
+    env = dict(os.environ)
+    for field, variable in _SHARED_WITH_CHILDREN.items():
+        value = getattr(settings, field)
+        if value:
+            env[variable] = str(value)
+    return env

@@ -55,3 +55,39 @@ def test_top_level_layout() -> None:
     for name in ("flows", "nodes", "chunking", "prompts", "supabase/migrations", "tests",
                  "prefect.yaml", "pyproject.toml", "README.md", ".ci/run"):
         assert (ROOT / name).exists(), name
+
+
+def _environment_writes(path: Path) -> list[str]:
+    """Names written to `os.environ` in a module (assignments, setdefault, update); "?" when not literal."""
+    written: list[str] = []
+
+    def is_environ(node: ast.AST) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr == "environ" and \
+            isinstance(node.value, ast.Name) and node.value.id == "os"
+
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Assign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Subscript) and is_environ(target.value):
+                    key = target.slice
+                    written.append(key.value if isinstance(key, ast.Constant) else "?")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and is_environ(node.func.value) \
+                and node.func.attr in {"setdefault", "update", "__setitem__"}:
+            first = node.args[0] if node.args else None
+            written.append(first.value if isinstance(first, ast.Constant) else "?")
+    return written
+
+
+def test_grove_is_configured_by_settings_handed_on_not_by_writing_the_environment() -> None:
+    """Only other libraries' own switches (Prefect's, Hugging Face's) are set in the environment;
+    grove's settings change through `grove.settings.configure` and reach child processes through
+    `child_environment`."""
+    problems = [
+        f"{path.relative_to(ROOT)} writes os.environ[{name!r}]"
+        for package in ("grove", "flows", "nodes", "chunking")
+        for path in (ROOT / package).rglob("*.py")
+        for name in _environment_writes(path)
+        if not (name.startswith("PREFECT_") or name.startswith("HF_"))
+    ]
+    assert problems == []
