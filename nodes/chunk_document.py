@@ -19,7 +19,7 @@ from chunking import PAGE_SEPARATOR, Chunk, chunk_regions, join_pages, plan_regi
 from grove.settings import get_settings
 from nodes.document_store import ChunkRecord
 from nodes.ingest_types import ExtractedDocument, IngestError, Segment
-from nodes.transcribe import SegmentSpan, render_transcript, segment_times_for_span
+from nodes.media.transcript import SegmentSpan, render_transcript, segment_times_for_span
 
 log = logging.getLogger(__name__)
 

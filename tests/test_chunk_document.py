@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nodes.chunk_document import chunk
 from nodes.ingest_types import ExtractedDocument, Segment
-from nodes.transcribe import render_transcript
+from nodes.media.transcript import render_transcript
 
 
 def test_transcript_chunks_carry_the_time_they_cover(env) -> None:  # type: ignore[no-untyped-def]

@@ -91,3 +91,13 @@ def test_grove_is_configured_by_settings_handed_on_not_by_writing_the_environmen
         if not (name.startswith("PREFECT_") or name.startswith("HF_"))
     ]
     assert problems == []
+
+
+def test_chunking_a_document_does_not_load_media_decoding() -> None:
+    """PyAV is for voice and video; a PDF's chunks must not pay for importing it."""
+    import subprocess
+    import sys
+
+    probe = "import sys, nodes.chunk_document; print('av' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"

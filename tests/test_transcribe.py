@@ -24,6 +24,7 @@ import pytest
 
 from grove.settings import PROJECT_ROOT, reset_settings
 from nodes import transcribe as tr
+from nodes.media import audio, transcript
 from nodes.ingest_types import ExtractedDocument, IngestError, Segment
 from tests.support import speech
 from tests.support.prerequisites import require
@@ -167,7 +168,7 @@ def transcribe(path: Path, **kwargs) -> ExtractedDocument:
 
 @pytest.mark.models
 def test_voice_message_in_russian(whisper, voice_ogg: Path) -> None:
-    info = tr.probe_media(voice_ogg)
+    info = audio.probe_media(voice_ogg)
     assert (info.container, info.audio_codec) == ("ogg", "opus")
     assert info.has_audio and not info.has_video
     doc = transcribe(voice_ogg)
@@ -180,12 +181,12 @@ def test_voice_message_in_russian(whisper, voice_ogg: Path) -> None:
     assert 0 < doc.meta["language_probability"] <= 1
     assert doc.meta["rtf"] > 0
     assert doc.text.startswith("[00:00] ")
-    assert tr.render_transcript(doc.segments).text == doc.text
+    assert transcript.render_transcript(doc.segments).text == doc.text
 
 
 @pytest.mark.models
 def test_video_with_audio_track(whisper, video_mp4: Path) -> None:
-    info = tr.probe_media(video_mp4)
+    info = audio.probe_media(video_mp4)
     assert info.has_video and info.audio_codec == "aac"
     doc = tr.transcribe_media(video_mp4, source_type="video", source_identifier="v1", language="ru")
     RTFS.append(float(doc.meta["rtf"]))
@@ -240,14 +241,14 @@ def test_no_speech_is_a_russian_error(whisper, media_dir: Path, kind: str) -> No
 def test_video_without_audio_is_rejected(media_dir: Path) -> None:
     path = speech.write_video(media_dir / "mute.mp4", None, seconds=2)
     with pytest.raises(IngestError) as err:
-        tr.probe_media(path)
+        audio.probe_media(path)
     assert err.value.user_message == "В файле нет звуковой дорожки"
-    assert tr.probe_media(path, require_audio=False).has_audio is False
+    assert audio.probe_media(path, require_audio=False).has_audio is False
     with pytest.raises(IngestError) as err:
         tr.transcribe_media(path, source_type="video", source_identifier="mute")
     assert err.value.user_message == "В файле нет звуковой дорожки"
     with pytest.raises(IngestError):
-        list(tr.iter_audio_windows(path))
+        list(audio.iter_audio_windows(path))
 
 
 @pytest.mark.parametrize("kind", ["garbage", "ogg-header", "empty"])
@@ -258,19 +259,19 @@ def test_corrupt_file_is_rejected(media_dir: Path, kind: str) -> None:
     path.write_bytes({"garbage": body, "ogg-header": b"OggS\x00\x02" + body, "empty": b""}[kind])
     with pytest.raises(IngestError) as err:
         tr.transcribe_media(path, source_type="audio", source_identifier=path.name)
-    assert err.value.user_message in (tr.MSG_UNREADABLE, tr.MSG_NO_AUDIO)
+    assert err.value.user_message in (audio.MSG_UNREADABLE, audio.MSG_NO_AUDIO)
     if kind != "ogg-header":
-        assert err.value.user_message == tr.MSG_UNREADABLE
+        assert err.value.user_message == audio.MSG_UNREADABLE
     with pytest.raises(IngestError):
-        list(tr.iter_audio_windows(path))
+        list(audio.iter_audio_windows(path))
 
 
 def test_too_long_media_is_rejected(voice_ogg: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(IngestError) as err:
-        tr.probe_media(voice_ogg, max_seconds=3)
+        audio.probe_media(voice_ogg, max_seconds=3)
     assert "слишком длинная" in err.value.user_message
     with pytest.raises(IngestError):  # headers can lie: the decoder counts as well
-        list(tr.iter_audio_windows(voice_ogg, window_seconds=60, max_seconds=3))
+        list(audio.iter_audio_windows(voice_ogg, window_seconds=60, max_seconds=3))
     monkeypatch.setenv("GROVE_MAX_MEDIA_SECONDS", "3")
     reset_settings()
     try:
@@ -292,7 +293,7 @@ def test_windows_are_cut_in_quiet_places_and_cover_everything(media_dir: Path) -
     path = speech.write_wav(media_dir / "tiles.wav", pcm)
     signal = pcm.astype(np.float32) / 32768
 
-    windows = list(tr.iter_audio_windows(path, window_seconds=60))
+    windows = list(audio.iter_audio_windows(path, window_seconds=60))
     offsets = [w.offset for w in windows]
     assert len(windows) == 3, offsets
     assert 53.25 <= offsets[1] <= 53.75 and 108.25 <= offsets[2] <= 108.75, offsets
@@ -300,7 +301,7 @@ def test_windows_are_cut_in_quiet_places_and_cover_everything(media_dir: Path) -
     assert len(joined) == len(signal)
     np.testing.assert_allclose(joined, signal, atol=1e-4)
 
-    windows = list(tr.iter_audio_windows(path, window_seconds=60, overlap_seconds=2))
+    windows = list(audio.iter_audio_windows(path, window_seconds=60, overlap_seconds=2))
     for prev, cur in zip(windows, windows[1:]):
         assert abs(prev.offset + len(prev.audio) / rate - cur.offset - 2.0) < 1e-6
     for w in windows:
@@ -311,7 +312,7 @@ def test_windows_are_cut_in_quiet_places_and_cover_everything(media_dir: Path) -
 
 RSS_PROBE = """
 import re, sys
-from nodes.transcribe import iter_audio_windows
+from nodes.media.audio import iter_audio_windows
 
 def status(field):
     with open("/proc/self/status") as fh:
@@ -334,21 +335,21 @@ def test_decoding_memory_is_bounded_by_the_window(memory_ogg: Path) -> None:
     Two measures: tracemalloc's peak in this process (numpy buffers: what grows with the
     window), and, in a fresh process, the RSS high-water mark during decoding minus the
     RSS just before it (everything, FFmpeg's buffers and first-touched code included)."""
-    info = tr.probe_media(memory_ogg)
+    info = audio.probe_media(memory_ogg)
     assert 1195 <= info.duration_seconds <= 1205
-    whole_mb = info.duration_seconds * tr.SAMPLE_RATE * 4 / 1e6  # float32 mono 16 kHz
+    whole_mb = info.duration_seconds * audio.SAMPLE_RATE * 4 / 1e6  # float32 mono 16 kHz
     decoded = 0
     started = time.perf_counter()
     tracemalloc.start()
     try:
-        for window in tr.iter_audio_windows(memory_ogg, window_seconds=60):
+        for window in audio.iter_audio_windows(memory_ogg, window_seconds=60):
             decoded += len(window.audio)
             del window  # as transcribe_media does: the decoder can then reuse the memory
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     seconds = time.perf_counter() - started
-    assert abs(decoded / tr.SAMPLE_RATE - info.duration_seconds) < 0.5
+    assert abs(decoded / audio.SAMPLE_RATE - info.duration_seconds) < 0.5
 
     probe = subprocess.run(
         [sys.executable, "-c", RSS_PROBE, str(memory_ogg)],
@@ -388,8 +389,8 @@ def test_overlapping_windows_are_deduplicated_by_time() -> None:
 def test_rendered_transcript_maps_chunks_back_to_time() -> None:
     segs = [Segment(start=i * 7.0, end=i * 7.0 + 6.0, text=f"Фраза номер {i}.") for i in range(30)]
     segs.append(Segment(start=3725.0, end=3730.0, text="Через час."))
-    timed = tr.render_transcript(segs)
-    assert tr.transcript_with_timestamps(segs) == timed.text
+    timed = transcript.render_transcript(segs)
+    assert transcript.transcript_with_timestamps(segs) == timed.text
     paragraphs = timed.text.split("\n\n")
     assert paragraphs[0].startswith("[00:00] Фраза номер 0.")
     assert paragraphs[-1] == "[1:02:05] Через час."
@@ -402,12 +403,12 @@ def test_rendered_transcript_maps_chunks_back_to_time() -> None:
     # a chunk from the middle of segment 5 to the middle of segment 8
     a, b = timed.spans[5], timed.spans[8]
     chunk = (a.char_start + 3, b.char_start + 3)
-    assert tr.segment_times_for_span(timed.spans, *chunk) == (35.0, 62.0)
+    assert transcript.segment_times_for_span(timed.spans, *chunk) == (35.0, 62.0)
     # a chunk that is only a paragraph label maps to the segment that follows it
     label = timed.text.index("[00:35]")
-    assert tr.segment_times_for_span(timed.spans, label, label + 7) == (35.0, 41.0)
-    assert tr.segment_times_for_span(timed.spans, 0, len(timed.text)) == (0.0, 3730.0)
-    assert tr.segment_times_for_span([], 0, 10) is None
+    assert transcript.segment_times_for_span(timed.spans, label, label + 7) == (35.0, 41.0)
+    assert transcript.segment_times_for_span(timed.spans, 0, len(timed.text)) == (0.0, 3730.0)
+    assert transcript.segment_times_for_span([], 0, 10) is None
 
 
 def test_missing_model_names_make_models(monkeypatch: pytest.MonkeyPatch) -> None:
