@@ -32,7 +32,7 @@ $(STAMP): pyproject.toml constraints.txt Makefile
 install: $(STAMP)
 
 models: install
-	$(BIN)/python -m grove.model_install $(MODELS)
+	$(BIN)/python -m tools.model_install $(MODELS)
 	# The embedding model's ONNX export (fp32 and int8), made once: nodes/onnx_encoder.py.
 	$(BIN)/python -m nodes.onnx_encoder
 

@@ -10,10 +10,12 @@ ROOT = Path(__file__).resolve().parent.parent
 GROVE_APP = {"grove.cli", "grove.runtime", "grove.dispatch", "grove.console", "grove.serve", "grove.worker",
              "grove.ingest_cli", "grove.ask_cli"}
 FORBIDDEN = {
+    "tools": {"flows", "nodes", "grove", "chunking"},  # build tools stand outside the service
+    "grove": {"tools"},
     "chunking": {"flows", "nodes", "grove"},
     "prompts": {"flows", "nodes", "grove", "chunking"},
-    "nodes": {"flows", *GROVE_APP},
-    "flows": set(GROVE_APP),
+    "nodes": {"flows", "tools", *GROVE_APP},
+    "flows": {"tools", *GROVE_APP},
 }
 
 

