@@ -72,7 +72,16 @@ CONFIGS: dict[str, dict[str, str]] = {
     "fragments-6": {"GROVE_LOCAL_ANSWER_FRAGMENTS": "6"},
     "answer-backed": {"GROVE_QUOTE_SELECTOR": "answer-backed"},
     "passages": {"GROVE_LOCAL_ANSWER_CONTEXT": "passages"},
+    # the local model server's own decoding: run on a server started with these settings
+    "prompt-lookup": {"GROVE_LOCAL_LLM_DRAFT": "prompt-lookup-decoding"},
+    "prompt-lookup-4": {"GROVE_LOCAL_LLM_DRAFT": "prompt-lookup-decoding", "GROVE_LOCAL_LLM_DRAFT_TOKENS": "4"},
 }
+
+
+def server_options(changes: dict[str, str], settings: Any) -> tuple[str, int]:
+    """The draft decoding a configuration's server runs with (a server setting, not a turn's)."""
+    return (changes.get("GROVE_LOCAL_LLM_DRAFT", settings.local_llm_draft),
+            int(changes.get("GROVE_LOCAL_LLM_DRAFT_TOKENS", settings.local_llm_draft_tokens)))
 
 # Runs inside a configuration's process, in that tree: ask each question of the chat flow.
 DRIVER = r'''
@@ -269,8 +278,14 @@ def main() -> None:
 
     settings = get_settings()
     work = Path(tempfile.mkdtemp(prefix="grove-answer-eval-"))
-    server = LocalLLMServer(model_path=Path(settings.model_path(settings.local_llm_model)), port=free_port(),
-                            log_file=work / "llm.log")
+
+    def local_server(options: tuple[str, int]) -> LocalLLMServer:
+        draft, tokens = options
+        return LocalLLMServer(model_path=Path(settings.model_path(settings.local_llm_model)), port=free_port(),
+                              log_file=work / f"llm-{draft or 'plain'}-{tokens}.log", draft=draft, draft_tokens=tokens)
+
+    options = server_options(CONFIGS.get(names[0], {}), settings)
+    server = local_server(options)
     with stores(args.sets.split(",")) as sets:
         url = server.start()
         try:
@@ -285,6 +300,13 @@ def main() -> None:
             answers: dict[str, list[dict[str, Any]]] = {}
             print(f"local model server RSS after start: {server_rss(server)}", flush=True)
             for name in names:
+                wanted = server_options(CONFIGS.get(name, {}), settings)
+                if wanted != options:  # another server setting: a server of its own, the same model
+                    server.stop()
+                    options, server = wanted, local_server(wanted)
+                    base_env["GROVE_LOCAL_LLM_URL"] = server.start()
+                    print(f"local model server restarted for {name}: draft {wanted[0] or 'none'}, "
+                          f"{wanted[1]} tokens", flush=True)
                 tree = export_tree(args.before_ref) if name == "before" else PROJECT_ROOT
                 answers[name] = run_config(name, tree, CONFIGS.get(name, {}), questions, base_env)
                 print(f"local model server RSS after {name}: {server_rss(server)}", flush=True)

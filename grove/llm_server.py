@@ -30,6 +30,8 @@ class LocalLLMServer:
     host: str = "127.0.0.1"
     pid_file: Path | None = None
     nice: int = 0
+    draft: str = ""  # "prompt-lookup-decoding": speculative decoding from the prompt's own n-grams
+    draft_tokens: int = 10
     child: ChildProcess | None = field(default=None, init=False)
 
     @property
@@ -56,7 +58,7 @@ class LocalLLMServer:
              "--host", self.host, "--port", str(self.port),
              # A streamed answer is cut when another request waits, unless this is off; grove
              # streams every plain answer so that an abandoned one stops (nodes/llm.py).
-             "--interrupt_requests", "False"],
+             "--interrupt_requests", "False", *self.draft_arguments()],
             log_file=self.log_file, pid_file=self.pid_file, nice=self.nice,
         )
         self.child.start()
@@ -65,6 +67,11 @@ class LocalLLMServer:
         except ChildStartError as exc:
             raise LocalLLMError(str(exc)) from exc
         return self.base_url
+
+    def draft_arguments(self) -> list[str]:
+        if not self.draft:
+            return []
+        return ["--draft_model", self.draft, "--draft_model_num_pred_tokens", str(self.draft_tokens)]
 
     @property
     def device(self) -> str:

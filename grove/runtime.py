@@ -226,6 +226,8 @@ def start_llm(settings: Settings, stack: Stack, *, quiet: bool = False) -> None:
         context=settings.local_llm_context,
         threads=settings.cpu_threads,
         gpu_layers=settings.local_llm_gpu_layers,
+        draft=settings.local_llm_draft,
+        draft_tokens=settings.local_llm_draft_tokens,
         pid_file=run_dir(settings) / "llm.pid",
     )
     if stack.after_crash:

@@ -211,6 +211,13 @@ class Settings(BaseSettings):
         default=0,
         description="Layers of the local model offloaded to a GPU (-1: all); needs llama-cpp-python built with CUDA.",
     )
+    local_llm_draft: Literal["", "prompt-lookup-decoding"] = Field(
+        default="",
+        description="Speculative decoding of the local model: prompt-lookup-decoding drafts tokens by copying "
+                    "n-grams of the prompt (answers quote their fragments); '' for none. Chosen by "
+                    "bench/answer_eval.py (configuration prompt-lookup).",
+    )
+    local_llm_draft_tokens: int = Field(default=10, description="Tokens drafted per step with local_llm_draft.")
     llm_tokenizer: str | None = Field(
         default=None, description="A GGUF file whose vocabulary counts tokens; unset: the local model's."
     )

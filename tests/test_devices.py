@@ -44,6 +44,22 @@ def test_the_local_llm_is_told_its_gpu_layers(tmp_path: Path, monkeypatch: pytes
     assert server.device == device
 
 
+@pytest.mark.parametrize(("draft", "expected"), [("", None), ("prompt-lookup-decoding", ["prompt-lookup-decoding", "7"])])
+def test_the_local_llm_is_told_its_draft_decoding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  draft: str, expected: list[str] | None) -> None:
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF")
+    monkeypatch.setattr(llm_server, "ChildProcess", _Child)
+    _Child.commands.clear()
+    llm_server.LocalLLMServer(model_path=model, port=1, log_file=tmp_path / "log", draft=draft, draft_tokens=7).start()
+    argv = _Child.commands[0]
+    if expected is None:
+        assert "--draft_model" not in argv
+    else:
+        at = argv.index("--draft_model")
+        assert [argv[at + 1], argv[argv.index("--draft_model_num_pred_tokens") + 1]] == expected
+
+
 def test_up_announces_the_embedding_runtime_and_device(capsys: pytest.CaptureFixture[str]) -> None:
     runtime.announce_embeddings(Settings(embedding_runtime="onnx-int8", embedding_device="auto"))
     assert "via onnx-int8 on cpu" in capsys.readouterr().out
