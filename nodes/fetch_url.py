@@ -38,6 +38,8 @@ import httpx
 from grove.observe import task
 from grove.settings import Settings, get_settings
 from nodes import html_text
+from nodes.formats.base import clean_text
+from nodes.formats.text import decode_declared
 from nodes.html_text import decode_body
 from nodes.ingest_types import ExtractedDocument, IngestError
 
@@ -384,12 +386,6 @@ def _no_text(url: str, reason: str) -> IngestError:
     )
 
 
-def _clean(text: str) -> str:
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    text = re.sub(r"[ \t]+\n", "\n", text)
-    return re.sub(r"\n{3,}", "\n\n", text).strip()
-
-
 def extract_html(html: str, url: str) -> html_text.HtmlExtraction:
     """Main text, metadata and sections of an HTML page (`nodes.html_text`)."""
     try:
@@ -421,15 +417,16 @@ def fetch_page(url: str) -> ExtractedDocument:
             "meta": {**doc.meta, **meta},
         })
 
-    text, encoding = decode_body(got.body, got.charset, html=got.content_type in HTML_TYPES)
-    meta["encoding"] = encoding
-    if got.content_type in TEXT_TYPES:
-        body = _clean(text)
+    if got.content_type in TEXT_TYPES:  # read as a text file is: one decoder, one cleaning
+        text, meta["encoding"] = decode_declared(got.body, got.final_url, got.charset)
+        body = clean_text(text)
         if not body:
             raise _no_text(got.final_url, f"empty text/plain body at {got.final_url}")
         return ExtractedDocument(
             source_type="url", source_identifier=got.final_url, text=body, meta=meta
         )
+
+    text, meta["encoding"] = decode_body(got.body, got.charset, html=got.content_type in HTML_TYPES)
 
     extraction = extract_html(text, got.final_url)
     if script_only(text, extraction.text):

@@ -137,6 +137,18 @@ def test_plain_text_page(site: HtmlSite, loopback_allowed: None) -> None:
     assert doc.meta["content_type"] == "text/plain"
 
 
+def test_a_plain_text_page_is_read_as_a_text_file_is(site: HtmlSite, loopback_allowed: None) -> None:
+    """No charset declared: the Cyrillic code pages a text file is tried with; binary served as
+    text is refused rather than indexed as mojibake."""
+    site.routes["/notes.txt"] = Route(headers={"Content-Type": "text/plain"},
+                                      body="\n".join(ARTICLE_SENTENCES).encode("cp1251"))
+    doc = fetch_page(site.url("/notes.txt"))
+    assert doc.text.splitlines() == ARTICLE_SENTENCES and doc.meta["encoding"] == "cp1251"
+    site.routes["/blob"] = Route(headers={"Content-Type": "text/plain; charset=utf-8"},
+                                 body=bytes(range(256)) * 40)
+    assert _error(site.url("/blob")).user_message == "Файл не похож на текст — внутри двоичные данные."
+
+
 def test_pdf_link_is_parsed_per_page(site: HtmlSite, loopback_allowed: None) -> None:
     buffer = io.BytesIO()
     make_pdf(["Первая страница отчёта о посадках.", "Вторая страница: итоги сезона."], buffer)

@@ -91,6 +91,21 @@ def decode_text(data: bytes, name: str) -> tuple[str, str]:
     return text, encoding
 
 
+def decode_declared(data: bytes, name: str, declared: str | None) -> tuple[str, str]:
+    """A text whose charset someone declared (a web server's Content-Type): that charset when the
+    bytes decode with it, else the same detection as a file's (`decode_text`)."""
+    if declared:
+        try:
+            codec = codecs.lookup(declared).name
+            text = data.decode(codec)
+        except (LookupError, UnicodeDecodeError):
+            pass
+        else:
+            if _control_share(text) <= 0.01:
+                return text, codec
+    return decode_text(data, name)
+
+
 _MD_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 _MD_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _MD_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
