@@ -34,6 +34,7 @@ from pydantic import BaseModel
 from grove.db import transaction
 from grove.observe import task
 from grove.settings import get_settings
+from nodes.sources import document_label
 
 
 class Fragment(BaseModel):
@@ -56,19 +57,8 @@ class Fragment(BaseModel):
     def source_label(self) -> str:
         """`pdf: report.pdf, с. vii, раздел «Установка → Windows»` — type + file name / URL,
         the page as the document prints it (or the time), and the section, for the source block."""
-        kind = {"url": "ссылка", "voice": "голосовое", "audio": "аудио", "video": "видео",
-                "text": "текст"}.get(self.source_type, self.source_type)
-        label = f"{kind}: {self.source_identifier}"
-        if self.title and self.title not in self.source_identifier:
-            label += f" («{self.title}»)"
-        if self.page_label or self.page is not None:
-            label += f", с. {self.page_label or self.page}"
-        elif self.ts_start is not None:
-            minutes, seconds = divmod(int(self.ts_start), 60)
-            label += f", {minutes}:{seconds:02d}"
-        if self.section:
-            label += f", раздел «{self.section}»"
-        return label
+        return document_label(self.source_type, self.source_identifier, title=self.title, page=self.page,
+                              page_label=self.page_label, ts_start=self.ts_start, section=self.section)
 
 
 _SEARCH = """

@@ -19,6 +19,29 @@ class Labelled(Protocol):
     def source_label(self) -> str: ...
 
 
+# How each kind of source is named in the block («pdf: отчёт.pdf», «ссылка: https://…»).
+KIND_NAMES = {"url": "ссылка", "voice": "голосовое", "audio": "аудио", "video": "видео", "text": "текст",
+              "document": "документ"}
+
+
+def document_label(kind: str, identifier: str | None, *, title: str | None = None, page: int | None = None,
+                   page_label: str | None = None, ts_start: float | None = None, section: str | None = None) -> str:
+    """`pdf: report.pdf («Title»), с. vii, раздел «Установка → Windows»` — the kind and the file name or
+    URL, the title when the name does not hold it, the page as the document prints it (or the time in
+    a recording), and the section: one label for chat fragments and consultation snippets alike."""
+    label = f"{KIND_NAMES.get(kind, kind)}: {identifier}"
+    if title and title not in (identifier or ""):
+        label += f" («{title}»)"
+    if page_label or page is not None:
+        label += f", с. {page_label or page}"
+    elif ts_start is not None:
+        minutes, seconds = divmod(int(ts_start), 60)
+        label += f", {minutes}:{seconds:02d}"
+    if section:
+        label += f", раздел «{section}»"
+    return label
+
+
 HEADER = "Информация взята из:"
 _MODEL_SOURCES = re.compile(r"\n*\s*(Информация взята из|Источники?)\s*:.*\Z", re.IGNORECASE | re.DOTALL)
 

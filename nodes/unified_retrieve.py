@@ -41,6 +41,7 @@ from pydantic import BaseModel
 from grove.db import transaction
 from grove.settings import get_settings
 from nodes.retrieve import set_hnsw_scan
+from nodes.sources import document_label
 
 log = logging.getLogger(__name__)
 
@@ -68,14 +69,8 @@ class Snippet(BaseModel):
     def source_label(self) -> str:
         if self.source_type == "qa":
             return f"одобренный ответ базы знаний: «{self.question}»"
-        label = f"документ: {self.source_identifier}"
-        if self.title and self.title not in (self.source_identifier or ""):
-            label += f" («{self.title}»)"
-        if self.page_label or self.page is not None:
-            label += f", с. {self.page_label or self.page}"
-        if self.section:
-            label += f", раздел «{self.section}»"
-        return label
+        return document_label("document", self.source_identifier, title=self.title, page=self.page,
+                              page_label=self.page_label, section=self.section)
 
 
 _KB_SEARCH = """
