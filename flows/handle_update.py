@@ -54,8 +54,7 @@ def _say(update: IncomingUpdate, reply: Reply) -> list[Reply]:
 def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
     """Чат: each message is a question, answered by the chat flow — or, when the deployment
     carries a domain profile, by the consultation flow (seed 000)."""
-    from flows.chat import chat
-    from flows.consultation import consultation
+    from flows.answering import answering_flow
 
     said = ""
     if not update.text:
@@ -76,10 +75,7 @@ def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
     question = fit_question(update.text)
     with typing_indicator(update.origin, update.chat_id), deadline(get_settings().chat_deadline), \
             streaming(update.origin, update.chat_id) as draft:
-        if active_profile() is not None:
-            answer = consultation(question.text, update.user_id, state.session_id)
-        else:
-            answer = chat(question.text, update.user_id, state.session_id)
+        answer = answering_flow()(question.text, update.user_id, state.session_id)
     if answer.failed and (run := current_run()) is not None:
         run.fail(answer.failure or "no answer: the user got an apology")
     text = answer.text

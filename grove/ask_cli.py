@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.table import Table
 
 from grove.runtime import Stack, start_llm, start_prefect, start_store
 from grove.settings import get_settings
+
+if TYPE_CHECKING:
+    from flows.consultation import ConsultationAnswer
 
 
 def run_ask(question: str, user_id: int | None, verbose: bool) -> int:
@@ -19,14 +24,14 @@ def run_ask(question: str, user_id: int | None, verbose: bool) -> int:
             start_store(settings, stack, quiet=True)
             start_prefect(get_settings(), stack, reuse=True, quiet=True)
             start_llm(get_settings(), stack, quiet=True)
-        from flows.chat import chat
-        from nodes.domain_profile import active_profile
+        from flows.answering import answering_flow
+        from flows.consultation import ConsultationAnswer
         from nodes.user_state import session_of
 
-        if active_profile() is not None:
-            return _consult(console, question, owner, verbose)
         with console.status("thinking …"):
-            answer = chat(question, owner, session_of(owner, owner))
+            answer = answering_flow()(question, owner, session_of(owner, owner))
+    if isinstance(answer, ConsultationAnswer):
+        return _consulted(console, answer, verbose)
     console.print(answer.text)
     if verbose:
         if answer.tool_called:
@@ -40,13 +45,8 @@ def run_ask(question: str, user_id: int | None, verbose: bool) -> int:
     return 1 if answer.failed else 0
 
 
-def _consult(console: Console, question: str, owner: int, verbose: bool) -> int:
-    """With a domain profile a question is a consultation turn (it may be a clarifying question)."""
-    from flows.consultation import consultation
-    from nodes.user_state import session_of
-
-    with console.status("thinking …"):
-        answer = consultation(question, owner, session_of(owner, owner))
+def _consulted(console: Console, answer: ConsultationAnswer, verbose: bool) -> int:
+    """A consultation turn's answer (it may be a clarifying question), with its tiers when verbose."""
     console.print(answer.text)
     if verbose:
         console.print(f"\n[dim]{answer.kind} · culture {answer.culture!r} · {answer.question!r}[/dim]")
