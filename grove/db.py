@@ -7,7 +7,6 @@ Postgres does not; SQL works against both.)
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 from collections.abc import Iterator
@@ -216,10 +215,6 @@ class Migration:
     @property
     def sql(self) -> str:
         return self.path.read_text(encoding="utf-8")
-
-    @property
-    def checksum(self) -> str:
-        return hashlib.sha256(self.path.read_bytes()).hexdigest()
 
 
 def list_migrations(directory: Path = MIGRATIONS_DIR) -> list[Migration]:

@@ -69,12 +69,6 @@ def unfinished() -> list[InboxRow]:
     return [_row(r) for r in rows]
 
 
-def status_of(update_id: int) -> str | None:
-    with transaction() as conn:
-        row = conn.execute("select status from inbox where update_id = %s", (update_id,)).fetchone()
-    return row["status"] if row else None
-
-
 def forget_older_than(days: int) -> int:
     """Finished updates are kept for a while (ops may look at them), then deleted."""
     with transaction() as conn:

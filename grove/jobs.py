@@ -94,12 +94,6 @@ def finish(job_id: int, status: Literal["done", "failed"], *, result: dict[str, 
             " where id = %s", (status, Jsonb(result) if result is not None else None, error, job_id))
 
 
-def status_of(job_id: int) -> str | None:
-    with transaction() as conn:
-        row = conn.execute("select status from jobs where id = %s", (job_id,)).fetchone()
-    return row["status"] if row else None
-
-
 def open_jobs(user_id: int) -> int:
     with transaction() as conn:
         row = conn.execute("select count(*) as n from jobs where user_id = %s and status in ('queued', 'running')",

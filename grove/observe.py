@@ -31,7 +31,6 @@ import socket
 import sys
 import threading
 import time
-import traceback
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -548,7 +547,3 @@ def flow(fn: Callable[P, R] | None = None, **options: Any) -> Any:
     if fn is not None:
         return Flow(fn, **options)
     return lambda f: Flow(f, **options)
-
-
-def format_traceback(exc: BaseException) -> str:
-    return "".join(traceback.format_exception(exc))[-4000:]

@@ -108,11 +108,6 @@ def search(owner_id: int, query_vector: Sequence[float] | np.ndarray, k: int) ->
         return search_in(conn, owner_id, query_vector, k)
 
 
-@task(name="vector-search", retries=2, retry_delay_seconds=1)
-def vector_search(owner_id: int, query_vector: list[float], k: int) -> list[Fragment]:
-    return search(owner_id, query_vector, k)
-
-
 # --------------------------------------------------------------------------- hybrid
 
 FirstStage = Literal["hybrid", "vector"]
