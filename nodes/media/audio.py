@@ -210,10 +210,11 @@ def iter_audio_windows(
         fresh_from = 0  # buf[:fresh_from] repeats the previous window (overlap)
 
         def frames() -> Iterator[av.AudioFrame]:
-            resampler, setup = None, None
+            resampler: av.AudioResampler | None = None
+            setup = None
             for frame in _decoded_frames(container, stream, path):
                 key = (frame.format.name, frame.layout.name, frame.sample_rate)
-                if key != setup:  # first frame, or the stream changed its format midway
+                if resampler is None or key != setup:  # first frame, or the stream changed its format
                     if resampler is not None:
                         yield from resampler.resample(None)
                     resampler = av.AudioResampler(format="flt", layout="mono", rate=SAMPLE_RATE)
@@ -224,7 +225,7 @@ def iter_audio_windows(
 
         for out in frames():
             # packed float32 mono: one plane (a view, no copy; to_ndarray is 3x slower)
-            data = np.frombuffer(out.planes[0], dtype=np.float32, count=out.samples)
+            data = np.frombuffer(memoryview(out.planes[0]), dtype=np.float32, count=out.samples)
             pos = 0
             while pos < len(data):
                 take = min(len(data) - pos, capacity - filled)

@@ -62,7 +62,7 @@ def render_transcript(
         if not text:
             continue
         new_paragraph = para_start is None
-        if not new_paragraph and prev is not None:
+        if para_start is not None and prev is not None:
             covered = seg.start - para_start
             sentence_end = prev.text.rstrip().endswith((".", "!", "?", "…"))
             pause = seg.start - prev.end >= 2.0
