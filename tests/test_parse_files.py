@@ -520,7 +520,7 @@ def test_prefect_task_wraps_parse_file(tmp_path: Path) -> None:
 
 
 def test_hyphenation_is_decided_by_the_document_itself() -> None:
-    from nodes.pdf_text import join_hyphenation, strip_leaders, vocabulary
+    from nodes.formats.pdf_layout import join_hyphenation, strip_leaders, vocabulary
 
     page = ("Программа METAFONT рисует шрифты; из-за ошибки файл texmf-dist пуст.\n"
             "Запустите META-\nFONT и дистри-\nбутив из-\nза ошибки, каталог texmf-\ndist,\n"

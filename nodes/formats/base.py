@@ -189,6 +189,27 @@ def check_zip_bomb(archive: zipfile.ZipFile, name: str) -> None:
                                  f"({entry.compress_size} -> {entry.file_size} bytes)")
 
 
+# --- titles ------------------------------------------------------------------------------
+
+_FILE_NAME = re.compile(
+    r"\.(?:pdf|docx?|odt|rtf|txt|tex|dvi|ps|eps|indd|qxd|pptx?|xlsx?|html?|md|pages|wpd)\s*$", re.I
+)
+_PLACEHOLDER = re.compile(r"^(?:untitled|без\s*названия|безымянный|document|документ|title|заголовок)"
+                          r"[\s\d_-]*$", re.I)
+
+
+def is_junk_title(title: str | None) -> bool:
+    """Metadata titles that name nothing: empty, «untitled», a file name («Microsoft Word - x.doc»),
+    no letters at all."""
+    if not title or not title.strip():
+        return True
+    title = title.strip()
+    if not any(ch.isalpha() for ch in title):
+        return True
+    return bool(_FILE_NAME.search(title) or _PLACEHOLDER.match(title))
+
+
+
 # --- text helpers ------------------------------------------------------------------------
 
 

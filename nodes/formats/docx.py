@@ -8,8 +8,7 @@ import re
 import zipfile
 from typing import Any
 
-from nodes import pdf_text
-from nodes.formats.base import Blocks, Format, Upload, empty, file_stem, sections_from_blocks
+from nodes.formats.base import Blocks, Format, Upload, empty, file_stem, is_junk_title, sections_from_blocks
 from nodes.formats.zipped import has_parts
 from nodes.ingest_types import ExtractedDocument, IngestError
 
@@ -96,7 +95,7 @@ def parse(upload: Upload) -> ExtractedDocument:
     if not blocks:
         raise empty(name, f"DOCX {name} has no text")
     text, sections = sections_from_blocks(blocks)
-    if pdf_text.is_junk_title(title):
+    if is_junk_title(title):
         first_heading = next((" ".join(t.split()) for t, level in blocks if level), None)
         title = styled_title or first_heading or file_stem(name)
     return ExtractedDocument(source_type="docx", source_identifier=name, title=title or None,

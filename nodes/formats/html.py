@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import re
 
-from nodes import pdf_text
-from nodes.formats.base import Format, Upload, empty, file_stem
+from nodes.formats.base import Format, Upload, empty, file_stem, is_junk_title
 from nodes.ingest_types import ExtractedDocument, IngestError
 
 _HTML_START = re.compile(rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b",
@@ -25,7 +24,7 @@ def parse(upload: Upload) -> ExtractedDocument:
     if not extraction.text.strip():
         raise empty(name, f"HTML file {name} has no main text")
     document = html_text.to_document(extraction, source_type="html", identifier=name, meta={"encoding": encoding})
-    if pdf_text.is_junk_title(document.title):
+    if is_junk_title(document.title):
         document.title = file_stem(name)
     return document
 

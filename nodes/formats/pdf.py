@@ -1,6 +1,6 @@
 """PDF (pypdf): one string per physical page, cleaned of running headers/footers, dot leaders
 and line-end hyphenation, with the page labels the PDF prints, and sections from its outline
-or its font sizes (`nodes.pdf_text`). Encrypted and corrupt PDFs get their own refusals; a PDF
+or its font sizes (`pdf_layout`, `pdf_structure`). Encrypted and corrupt PDFs get their own refusals; a PDF
 without a text layer (a scan) is read by OCR, page by page, up to `ocr_max_pages`.
 
 `parse_pdf_source` also reads PDFs fetched from links (`nodes.fetch_url`).
@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from grove.settings import get_settings
-from nodes import pdf_text
-from nodes.formats.base import Format, Upload, clean_text, file_stem
+from nodes.formats import pdf_layout, pdf_structure
+from nodes.formats.base import Format, Upload, clean_text, file_stem, is_junk_title
 from nodes.ingest_types import ExtractedDocument, IngestError
 
 CORRUPT = "Не удалось открыть PDF: файл повреждён."
@@ -30,17 +30,17 @@ def _page_labels(reader: Any, count: int) -> list[str]:
     return labels
 
 
-def _read_pages(reader: Any) -> tuple[list[str], list[list[pdf_text.Run]]]:
+def _read_pages(reader: Any) -> tuple[list[str], list[list[pdf_structure.Run]]]:
     """Each page's text and the font size of every piece of it (one pypdf pass)."""
     texts: list[str] = []
-    runs: list[list[pdf_text.Run]] = []
+    runs: list[list[pdf_structure.Run]] = []
     for page in reader.pages:
-        page_runs: list[pdf_text.Run] = []
+        page_runs: list[pdf_structure.Run] = []
 
         def visit(text: str, cm: Any, tm: Any, _font: Any, size: float,
-                  into: list[pdf_text.Run] = page_runs) -> None:
+                  into: list[pdf_structure.Run] = page_runs) -> None:
             if text:
-                into.append(pdf_text.Run(text, pdf_text.run_size(cm, tm, size or 0.0)))
+                into.append(pdf_structure.Run(text, pdf_structure.run_size(cm, tm, size or 0.0)))
 
         texts.append(clean_text(page.extract_text(visitor_text=visit) or ""))
         runs.append(page_runs)
@@ -50,13 +50,13 @@ def _read_pages(reader: Any) -> tuple[list[str], list[list[pdf_text.Run]]]:
 def clean_pages(raw_pages: list[str], labels: list[str]) -> tuple[list[str], dict[str, int]]:
     """Running lines and dot leaders removed, hyphenation joined (within and across pages);
     counts of each."""
-    running = pdf_text.strip_running_lines(raw_pages, labels)
-    pages = [pdf_text.strip_leaders(page) for page in running.pages]
-    words = pdf_text.vocabulary(pages)
-    across = pdf_text.join_across_pages(pages, words)
+    running = pdf_layout.strip_running_lines(raw_pages, labels)
+    pages = [pdf_layout.strip_leaders(page) for page in running.pages]
+    words = pdf_layout.vocabulary(pages)
+    across = pdf_layout.join_across_pages(pages, words)
     joined = kept = 0
     for index, page in enumerate(pages):
-        result = pdf_text.join_hyphenation(page, words)
+        result = pdf_layout.join_hyphenation(page, words)
         pages[index] = result.text
         joined += sum(1 for *_, join in result.decisions if join)
         kept += sum(1 for *_, join in result.decisions if not join)
@@ -66,7 +66,7 @@ def clean_pages(raw_pages: list[str], labels: list[str]) -> tuple[list[str], dic
 
 def parse_pdf_source(source: str | Path | IO[bytes], identifier: str) -> ExtractedDocument:
     """Clean text of a PDF (a path or a binary stream): one string per physical page,
-    page labels, title and sections (see `nodes.pdf_text`)."""
+    page labels, title and sections (`pdf_layout`, `pdf_structure`)."""
     from pypdf import PasswordType, PdfReader
     from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError, PyPdfError
 
@@ -78,7 +78,7 @@ def parse_pdf_source(source: str | Path | IO[bytes], identifier: str) -> Extract
             raise encrypted
         raw_pages, runs = _read_pages(reader)
         labels = _page_labels(reader, len(raw_pages))
-        headings = pdf_text.outline_headings(reader)
+        headings = pdf_structure.outline_headings(reader)
         info = reader.metadata
         title = (info.title or "").strip() if info else ""
         author = (info.author or "").strip() if info else ""
@@ -99,20 +99,20 @@ def parse_pdf_source(source: str | Path | IO[bytes], identifier: str) -> Extract
         runs = [[] for _ in raw_pages]  # no fonts in a scan: no font-size headings
         ocr_pages = len([p for p in raw_pages if p])
     pages, counts = clean_pages(raw_pages, labels)
-    body = pdf_text.body_size(runs)
+    body = pdf_structure.body_size(runs)
     if not headings:
-        headings = pdf_text.font_headings(runs, body)
-    if pdf_text.is_junk_title(title):
-        title = pdf_text.title_from_fonts(runs[0], body) or file_stem(identifier)
+        headings = pdf_structure.font_headings(runs, body)
+    if is_junk_title(title):
+        title = pdf_structure.title_from_fonts(runs[0], body) or file_stem(identifier)
     return ExtractedDocument(
         source_type="pdf",
         source_identifier=identifier,
         title=title or None,
         author=author or None,
-        text=pdf_text.PAGE_SEPARATOR.join(pages),
+        text=pdf_layout.PAGE_SEPARATOR.join(pages),
         pages=pages,
         page_labels=labels,
-        sections=pdf_text.locate_sections(pages, headings),
+        sections=pdf_structure.locate_sections(pages, headings),
         meta={"page_count": len(pages), "empty_pages": sum(1 for p in pages if not p), **counts,
               "headings": len(headings), "ocr_pages": ocr_pages},
     )

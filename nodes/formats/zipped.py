@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from nodes import pdf_text
-from nodes.formats.base import Blocks, Format, Upload, empty, file_stem, sections_from_blocks
+from nodes.formats.base import Blocks, Format, Upload, empty, file_stem, is_junk_title, sections_from_blocks
 from nodes.ingest_types import ExtractedDocument, IngestError
 
 NS = {
@@ -94,7 +93,7 @@ def document(parsed: Parsed, name: str) -> ExtractedDocument:
         raise empty(name, f"{parsed.source_type.upper()} {name} has no text")
     text, sections = sections_from_blocks(parsed.blocks)
     title = parsed.title
-    if pdf_text.is_junk_title(title):
+    if is_junk_title(title):
         heading = next((" ".join(t.split()) for t, level in parsed.blocks if level), None)
         title = (heading if parsed.heading_is_title else None) or file_stem(name)
     return ExtractedDocument(source_type=parsed.source_type, source_identifier=name, title=title,

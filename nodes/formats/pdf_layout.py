@@ -1,10 +1,10 @@
-"""PDF text without layout debris, with its true page numbers and its headings.
+"""PDF text without layout debris: the cleaning half of reading a PDF (`nodes.formats.pdf`).
 
 pypdf gives one string per page exactly as the page is drawn, so the text still
 carries the layout: words hyphenated at line ends («Дво-\\nичный»), running
 headers and footers on every page («1 ВВЕДЕНИЕ 2», «© 2010-2017, Ubuntu
 Developers…»), "continued on next page" markers, blank pages. This module
-removes that debris and recovers the structure the PDF declares:
+removes that debris:
 
 * **running lines** are *detected*, never listed: a line near the top or the
   bottom of a page is running when the same line (digits masked, so page
@@ -16,11 +16,7 @@ removes that debris and recovers the structure the PDF declares:
   script across a line break, and the document itself decides doubtful cases:
   a hyphenated form it uses elsewhere («texmf-dist», «из-за») keeps its hyphen.
   See :func:`join_hyphenation`;
-* **dot leaders** of a table of contents go;
-* **page labels** are the numbers the document prints (its ``/PageLabels``:
-  «vii», «12»), which the user can find, unlike physical indexes;
-* **headings** come from the outline (bookmarks) or, without one, from font
-  sizes larger than the body text; each becomes a section span.
+* **dot leaders** of a table of contents go.
 """
 
 from __future__ import annotations
@@ -30,9 +26,6 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-from nodes.ingest_types import Section
 
 PAGE_SEPARATOR = "\n\n"
 """Between pages in the document text (as `chunking.join_pages` joins them)."""
@@ -53,10 +46,6 @@ BODY_LINE_SHARE = 0.8
 NUMBERED_SHARE = 0.5
 """Edge lines carrying the page's own number are running when at least this share of pages has one."""
 
-HEADING_SIZE_RATIO = 1.15
-"""A line set at least this much larger than the body text is a heading (PDFs without an outline)."""
-TITLE_SIZE_RATIO = 1.3
-MAX_HEADING_CHARS = 150
 
 _DIGITS = re.compile(r"\d+")
 _NUMBER_DECORATION = re.compile(r"[#\s\-–—./|()\[\]]+")
@@ -160,12 +149,12 @@ def strip_running_lines(pages: Sequence[str], labels: Sequence[str]) -> RunningL
         edge = [lines[i] for i in _edges(lines) if len(lines[i]) <= MAX_RUNNING_LINE_CHARS]
         for key in {_mask(line) for line in edge}:
             seen_on.setdefault(key, []).append(text_page)
-        for top, near in ((True, lines[:EDGE_LINES]), (False, lines[-EDGE_LINES:])):
-            numbered_pages[top] += any(_carries_number(line, numbers[index]) for line in near
+        for at_top, near in ((True, lines[:EDGE_LINES]), (False, lines[-EDGE_LINES:])):
+            numbered_pages[at_top] += any(_carries_number(line, numbers[index]) for line in near
                                        if len(line) <= MAX_RUNNING_LINE_CHARS)
     needed = max(MIN_REPEATS, min(MAX_REPEATS_NEEDED, math.ceil(REPEAT_SHARE * len(with_text))))
     repeated = {key for key, found in seen_on.items() if _looks_running(key) and _longest_run(found) >= needed}
-    numbered = {top: count >= max(2, NUMBERED_SHARE * len(with_text)) for top, count in numbered_pages.items()}
+    numbered = {edge: count >= max(2, NUMBERED_SHARE * len(with_text)) for edge, count in numbered_pages.items()}
 
     lengths = sorted(len(line.strip()) for lines in split for line in lines)
     body_line = lengths[len(lengths) // 2] if lengths else 0
@@ -303,173 +292,3 @@ def join_across_pages(pages: list[str], words: Counter[str]) -> int:
         pages[index + 1] = following[match.end():]
         joined += 1
     return joined
-
-
-# --- titles ----------------------------------------------------------------------
-
-_FILE_NAME = re.compile(
-    r"\.(?:pdf|docx?|odt|rtf|txt|tex|dvi|ps|eps|indd|qxd|pptx?|xlsx?|html?|md|pages|wpd)\s*$", re.I
-)
-_PLACEHOLDER = re.compile(r"^(?:untitled|без\s*названия|безымянный|document|документ|title|заголовок)"
-                          r"[\s\d_-]*$", re.I)
-
-
-def is_junk_title(title: str | None) -> bool:
-    """Metadata titles that name nothing: empty, «untitled», a file name («Microsoft Word - x.doc»),
-    no letters at all."""
-    if not title or not title.strip():
-        return True
-    title = title.strip()
-    if not any(ch.isalpha() for ch in title):
-        return True
-    return bool(_FILE_NAME.search(title) or _PLACEHOLDER.match(title))
-
-
-# --- font sizes and outline ---------------------------------------------------------
-
-
-@dataclass
-class Run:
-    """A piece of text drawn with one font size (pypdf's visitor callback)."""
-
-    text: str
-    size: float
-
-
-def run_size(cm: Sequence[float], tm: Sequence[float], font_size: float) -> float:
-    """The size the text is drawn at: the font size scaled by the text and current matrices."""
-    return abs(font_size) * math.hypot(tm[2], tm[3]) * math.hypot(cm[2], cm[3])
-
-
-def body_size(pages: Sequence[Sequence[Run]]) -> float:
-    """The font size most characters are set in."""
-    sizes: Counter[float] = Counter()
-    for runs in pages:
-        for run in runs:
-            sizes[round(run.size, 1)] += len(run.text.strip())
-    return sizes.most_common(1)[0][0] if sizes else 0.0
-
-
-def _large_lines(runs: Sequence[Run], threshold: float) -> list[tuple[str, float]]:
-    """Consecutive runs at or above `threshold`, merged into lines: (text, size)."""
-    lines: list[tuple[str, float]] = []
-    current: list[str] = []
-    size = 0.0
-    for run in [*runs, Run("", 0.0)]:
-        if run.size >= threshold and run.text.strip():
-            current.append(run.text)
-            size = max(size, run.size)
-            if not run.text.endswith("\n"):
-                continue
-        if current:
-            text = _SPACES.sub(" ", "".join(current)).strip()
-            if text and len(text) <= MAX_HEADING_CHARS and any(ch.isalpha() for ch in text):
-                lines.append((text, size))
-            current, size = [], 0.0
-    return lines
-
-
-def title_from_fonts(first_page: Sequence[Run], body: float) -> str | None:
-    """The largest line on the first page, when it is clearly larger than the body text."""
-    if body <= 0:
-        return None
-    lines = _large_lines(first_page, body * TITLE_SIZE_RATIO)
-    if not lines:
-        return None
-    largest = max(size for _, size in lines)
-    return " ".join(text for text, size in lines if size == largest)[:MAX_HEADING_CHARS]
-
-
-@dataclass(frozen=True)
-class Heading:
-    title: str
-    page: int  # 0-based physical index
-    level: int  # 1 = outermost
-
-
-def font_headings(pages: Sequence[Sequence[Run]], body: float) -> list[Heading]:
-    """Headings of a PDF without an outline: lines set larger than the body text, levels by size."""
-    if body <= 0:
-        return []
-    found = [(index, text, size) for index, runs in enumerate(pages)
-             for text, size in _large_lines(runs, body * HEADING_SIZE_RATIO)]
-    sizes = sorted({round(size, 1) for _, _, size in found}, reverse=True)
-    return [Heading(text, index, sizes.index(round(size, 1)) + 1) for index, text, size in found]
-
-
-def outline_headings(reader: Any) -> list[Heading]:
-    """The PDF's outline (bookmarks) as headings, in document order."""
-    headings: list[Heading] = []
-
-    def walk(items: Sequence[Any], level: int) -> None:
-        for item in items:
-            if isinstance(item, list):
-                walk(item, level + 1)
-                continue
-            try:
-                page = reader.get_destination_page_number(item)
-            except Exception:  # a broken destination: skip the entry, keep the rest
-                continue
-            title = _SPACES.sub(" ", str(getattr(item, "title", "") or "")).strip()
-            if title and page is not None and page >= 0:
-                headings.append(Heading(title, page, level))
-
-    try:
-        walk(reader.outline, 1)
-    except Exception:  # a malformed outline is not worth failing the document for
-        return []
-    return headings
-
-
-# --- sections ----------------------------------------------------------------------
-
-
-def _heading_pattern(title: str) -> re.Pattern[str]:
-    """The heading as printed: its words in order, any whitespace between, any case,
-    optionally after a number («3.1 »), at the start of a line."""
-    words = [re.escape(word) for word in title.split()]
-    return re.compile(r"(?m)^[ \t]*(?:[\dA-Za-zА-Яа-я]{1,3}(?:\.\d+)*\.?[ \t]+)?" + r"\s+".join(words),
-                      re.I)
-
-
-def locate_sections(pages: Sequence[str], headings: Sequence[Heading]) -> list[Section]:
-    """Section spans over `PAGE_SEPARATOR.join(pages)` for headings placed on their pages.
-
-    Each heading is looked for on its page, after the previous heading found
-    there; one that is not printed (or printed as an image) starts at the top
-    of its page. The path of a heading is its chain of enclosing levels.
-    """
-    offsets, position = [], 0
-    for page in pages:
-        offsets.append(position)
-        position += len(page) + len(PAGE_SEPARATOR)
-    total = max(0, position - len(PAGE_SEPARATOR))
-    starts: list[tuple[int, list[str]]] = []
-    stack: list[tuple[int, str]] = []
-    cursor = 0
-    for heading in headings:
-        if not 0 <= heading.page < len(pages):
-            continue
-        page_start = offsets[heading.page]
-        search_from = max(cursor - page_start, 0)
-        match = _heading_pattern(heading.title).search(pages[heading.page], search_from)
-        start = page_start + (match.start() if match else search_from)
-        if match:
-            start += len(match.group(0)) - len(match.group(0).lstrip())
-        if start < cursor:
-            start = cursor
-        while stack and stack[-1][0] >= heading.level:
-            stack.pop()
-        stack.append((heading.level, heading.title))
-        starts.append((start, [title for _, title in stack]))
-        cursor = start
-    sections: list[Section] = []
-    if starts and starts[0][0] > 0:
-        sections.append(Section(start=0, end=starts[0][0], path=[]))
-    for i, (start, path) in enumerate(starts):
-        end = starts[i + 1][0] if i + 1 < len(starts) else total
-        if end > start:
-            sections.append(Section(start=start, end=end, path=path))
-        elif sections and i + 1 < len(starts):
-            continue  # two headings at one place: the deeper one (next) wins
-    return sections
