@@ -32,7 +32,7 @@ MEDIA_EXTENSIONS = {
 }
 
 # Any scheme: «file:///etc/passwd» or «gopher://…» is a link the user meant, refused by name
-# (nodes/fetch_url.py says only http(s) is fetched) rather than indexed as text.
+# (nodes/web/guard.py says only http(s) is fetched) rather than indexed as text.
 _URL = re.compile(r"(?<![\w+.-])[a-z][a-z0-9+.-]{1,15}://\S+", re.IGNORECASE)
 _STOP = re.compile(r"""[<>"«»“”„]""")  # quotes and angle brackets never belong to a pasted link
 _TRAILING = ".,;:!?…'\")]}»›"

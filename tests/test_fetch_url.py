@@ -11,18 +11,9 @@ import httpx
 import pytest
 
 from nodes import fetch_url as node
-from nodes.fetch_url import (
-    MSG_BLOCKED,
-    MSG_SCHEME,
-    MSG_SCRIPT_ONLY,
-    MSG_TIMEOUT,
-    TransientFetchError,
-    as_ingest_error,
-    fetch_page,
-    is_transient,
-    user_message_for,
-    vet_url,
-)
+from nodes.fetch_url import MSG_SCRIPT_ONLY, as_ingest_error, fetch_page, is_transient, user_message_for
+from nodes.web import download
+from nodes.web.guard import MSG_BLOCKED, MSG_SCHEME, MSG_TIMEOUT, TransientFetchError, vet_url
 from nodes.ingest_types import IngestError
 from tests.support.documents import (
     ARTICLE_AUTHOR,
@@ -181,7 +172,7 @@ def test_relative_redirect(site: HtmlSite, loopback_allowed: None) -> None:
 def test_redirect_loop_stops(site: HtmlSite, loopback_allowed: None, sent: list[httpx.URL]) -> None:
     error = _error(site.url("/loop"))
     assert "перенаправляет слишком много раз" in error.user_message
-    assert len(sent) == node.MAX_REDIRECTS + 1
+    assert len(sent) == download.MAX_REDIRECTS + 1
 
 
 @pytest.mark.parametrize("path, address", [

@@ -24,7 +24,7 @@ from prefect.client.schemas.filters import (
     TaskRunFilterName,
 )
 
-from nodes.fetch_url import MSG_SCHEME
+from nodes.web.guard import MSG_SCHEME
 from tests.support.bot import new_bot, running
 from tests.support.documents import (
     ARTICLE_SENTENCES,
