@@ -19,7 +19,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from grove.observe import artifact, flow, run_logger, task
+from grove.observe import flow, task
+from grove.runs import artifact, run_logger
 from pydantic import BaseModel, Field
 
 import prompts

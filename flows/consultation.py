@@ -36,7 +36,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from grove.observe import artifact, flow, run_logger
+from grove.observe import flow
+from grove.runs import artifact, run_logger
 from pydantic import BaseModel, Field
 
 from flows import texts

@@ -17,7 +17,8 @@ from flows.mode_switch import menu, mode_switch
 from flows.moderation import is_moderation_update, moderation
 from grove import jobs, outbox
 from grove.messages import IncomingUpdate, Reply
-from grove.observe import current_run, deadline, flow
+from grove.observe import flow
+from grove.runs import current_run, deadline
 from grove.settings import get_settings
 from nodes import confirmations
 from nodes.chat_history import clean_chat

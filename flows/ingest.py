@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from grove.observe import artifact, current_run, flow, task
+from grove.observe import flow, task
+from grove.runs import artifact, current_run
 from pydantic import BaseModel
 
 from flows import texts

@@ -29,7 +29,7 @@ from typing import Any
 
 from flows import texts
 from flows.handle_update import handle_update, run_name
-from grove import inbox, observe, outbox
+from grove import inbox, outbox, runs
 from grove.db import StoreUnavailable, unit_of_work
 from grove.messages import IncomingUpdate, Reply
 from grove.settings import get_settings
@@ -47,7 +47,7 @@ def process(update: IncomingUpdate) -> list[Reply]:
     source = outbox.Source(update_id=update.update_id) if durable else None
     parameters = {"update": update}
     replies: list[Reply] = []
-    with observe.run("handle-update", run_name(parameters), parameters, tags=[f"user:{update.user_id}"]) as run:
+    with runs.run("handle-update", run_name(parameters), parameters, tags=[f"user:{update.user_id}"]) as run:
         try:
             with (console_turn() if update.origin == "console" else nullcontext()), unit_of_work(), \
                     (outbox.collecting(source) if source else nullcontext()):
@@ -67,7 +67,7 @@ def process(update: IncomingUpdate) -> list[Reply]:
 
 
 def _finish_failed(update: IncomingUpdate, source: outbox.Source | None, text: str, reason: str,
-                   run: observe.Run | None = None) -> None:
+                   run: runs.Run | None = None) -> None:
     """Tell the user and close the update as failed, in one transaction (nothing else of the turn stays)."""
     reply = Reply(chat_id=update.chat_id, text=text)
     if source is None:

@@ -32,7 +32,7 @@ from typing import Any
 
 import httpx
 
-from grove.observe import Run, Stage, process_tag
+from grove.runs import Run, Stage, process_tag
 
 log = logging.getLogger(__name__)
 

@@ -197,9 +197,9 @@ def prefect_database(settings: Settings, quiet: bool = False) -> str | None:
 
 def _stop_prefect(server: PrefectServer, quiet: bool = False) -> None:
     # Record the last runs while the server still answers (bounded: an exit is not held up).
-    from grove import observe
+    from grove import runs
 
-    reporter = observe.default_reporter()
+    reporter = runs.default_reporter()
     if reporter is not None and hasattr(reporter, "flush"):
         reporter.flush(3.0)
     server.stop()

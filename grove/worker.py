@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from flows.ingest import JobStopped, ingest_job
-from grove import jobs, observe, outbox
+from grove import jobs, outbox, runs
 from grove.db import StoreUnavailable, unit_of_work
 from grove.messages import Reply
 from grove.settings import get_settings
@@ -127,7 +127,7 @@ class JobWorker:
     def _end(self, job: jobs.Job, text: str, reason: str) -> None:
         """Close a job as failed with a message in its acknowledgement, in one transaction."""
         source = outbox.Source(job_id=job.id)
-        with observe.run("ingest-job", f"ingest-job-{job.id}-user{job.user_id}", {"job": job}) as run:
+        with runs.run("ingest-job", f"ingest-job-{job.id}-user{job.user_id}", {"job": job}) as run:
             run.fail(reason)
             with unit_of_work(), outbox.collecting(source):
                 outbox.add(job.chat_id, Reply(chat_id=job.chat_id, text=text).model_dump(mode="json"),

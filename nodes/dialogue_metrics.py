@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from grove.observe import artifact, task
+from grove.observe import task
+from grove.runs import artifact
 
 from grove.db import transaction
 

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import httpx
-from grove.observe import task, time_left
+from grove.observe import task
+from grove.runs import time_left
 from pydantic import BaseModel, Field
 
 from grove.settings import get_settings

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from grove.observe import run_logger, task
+from grove.observe import task
+from grove.runs import run_logger
 from pydantic import BaseModel
 
 import prompts

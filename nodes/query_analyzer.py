@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from grove.observe import run_logger, task
+from grove.observe import task
+from grove.runs import run_logger
 from pydantic import BaseModel
 
 import prompts

@@ -35,7 +35,8 @@ from typing import Literal
 
 import numpy as np
 import psycopg
-from grove.observe import run_logger, task
+from grove.observe import task
+from grove.runs import run_logger
 from pydantic import BaseModel
 
 from grove.db import transaction

@@ -19,7 +19,7 @@ import httpx
 import psycopg
 import pytest
 
-from grove import observe
+from grove import observe, runs
 from grove.dispatch import process
 from grove.messages import IncomingUpdate
 from grove.prefect_reporter import PrefectReporter
@@ -86,7 +86,7 @@ def test_slow_and_failed_stages_are_task_runs_and_the_run_says_why(prefect_serve
         raise ValueError("the input was unreadable")
 
     name = f"stages-{time.time_ns()}"
-    with pytest.raises(ValueError), observe.run("test-flow", name):
+    with pytest.raises(ValueError), runs.run("test-flow", name):
         slow()
         quick()
         broken()
@@ -121,7 +121,7 @@ def test_prefect_stopped_mid_load_loses_and_blocks_nothing(store: str, user_id: 
     server = PrefectServer(home=home, port=port)
     api = server.start(timeout=120)
     reporter = PrefectReporter.start(api)
-    observe.set_reporter(reporter)
+    runs.set_reporter(reporter)
     users = [user_id * 10 + i for i in range(6)]
     try:
         for uid in users[:3]:
@@ -141,18 +141,18 @@ def test_prefect_stopped_mid_load_loses_and_blocks_nothing(store: str, user_id: 
             run = _poll(lambda uid=uid: final_run(api, f"cmd-start-user{uid}"))
             assert run is not None and run["state"]["type"] == "COMPLETED", uid
     finally:
-        observe.set_reporter(None)
+        runs.set_reporter(None)
         reporter.stop(1)
         server.stop()
 
 
 CRASHING_PROCESS = """
 import os, signal, sys, time
-from grove import observe
+from grove import runs
 from grove.prefect_reporter import PrefectReporter
 reporter = PrefectReporter.start(sys.argv[1])
-observe.set_reporter(reporter)
-with observe.run("test-flow", sys.argv[2]):
+runs.set_reporter(reporter)
+with runs.run("test-flow", sys.argv[2]):
     reporter.flush(60)
     print("running", flush=True)
     time.sleep(600)
@@ -181,15 +181,15 @@ def test_runs_of_a_killed_process_are_marked_crashed_on_the_next_start(prefect_s
 def test_runs_of_live_processes_are_left_alone(prefect_server: str) -> None:
     name = f"alive-{time.time_ns()}"
     reporter = PrefectReporter.start(prefect_server)
-    observe.set_reporter(reporter)
+    runs.set_reporter(reporter)
     try:
-        with observe.run("test-flow", name):
+        with runs.run("test-flow", name):
             assert reporter.flush(60)
             PrefectReporter(prefect_server).mark_crashed_runs()
             [run] = flow_runs(prefect_server, name)
             assert run["state"]["type"] == "RUNNING"
     finally:
-        observe.set_reporter(None)
+        runs.set_reporter(None)
         reporter.stop(5)
 
 
