@@ -18,11 +18,9 @@ results serialise.
 from __future__ import annotations
 
 import os
-import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -32,7 +30,8 @@ from grove.observe import task
 from chunking import Chunk, late_chunk_embeddings
 from grove.settings import Settings, get_settings
 from nodes import progress
-from nodes.embedding_runtime import EncoderRuntime, TorchEncoder, load_runtime, resolve_device
+from nodes.embedding_model import EmbeddingModelError, ModelKey, PriorityLock, hub_snapshot, load_model, model_key
+from nodes.embedding_runtime import EncoderRuntime, TorchEncoder, load_runtime
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -40,8 +39,6 @@ if TYPE_CHECKING:
 __all__ = [
     "ChunkingMode",
     "Embedder",
-    "EmbeddingModelError",
-    "EmbeddingModelMissing",
     "embed_chunks",
     "embed_documents",
     "embed_query",
@@ -54,184 +51,23 @@ ChunkingMode = Literal["late", "naive"]
 MAX_TITLE_CHARS = 200
 """A document title longer than this is cut before it goes into the prompt."""
 
-# "org/name" with nothing path-like about it: the only names worth trying on a hub.
-_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
-
-
-class EmbeddingModelError(RuntimeError):
-    """The embedding model could not be loaded."""
-
-
-class EmbeddingModelMissing(EmbeddingModelError, FileNotFoundError):
-    """The configured embedding model is neither a local folder nor a loadable hub id."""
-
-
-@dataclass(frozen=True, slots=True)
-class _ModelKey:
-    """What a loaded model depends on; a different key means a different model object."""
-
-    source: str  # a local folder or a hub id
-    local: bool
-    dtype: str
-    max_tokens: int
-    runtime: str = "torch"
-    device: str = "auto"
-
-
-def _missing_message(name: str, settings: Settings, detail: str = "") -> str:
-    bundled = settings.models_dir / name
-    where = (
-        f"there is no folder {Path(name).expanduser()}"
-        if bundled == Path(name)  # an absolute path
-        else f"there is no folder {bundled} and no local path {name!r}"
-    )
-    return (
-        f"embedding model {name!r} not found{detail}: {where}. "
-        f"Run `make models` to assemble the bundled models into "
-        f"{settings.models_dir}, or point the setting `embedding_model` (env GROVE_EMBEDDING_MODEL) "
-        "at a sentence-transformers folder (or, with internet access, a hub id like 'org/name')."
-    )
-
-
-def _model_key(settings: Settings) -> _ModelKey:
-    """Resolve the model setting, failing clearly when there is nothing to load."""
-    name = settings.embedding_model
-    source = settings.model_path(name)
-    path = Path(source)
-    if path.is_dir():
-        if not (path / "config.json").exists() and not (path / "modules.json").exists():
-            raise EmbeddingModelMissing(
-                f"embedding model folder {path} is incomplete (no config.json / modules.json). "
-                "Run `make models` again, or fix the setting `embedding_model` "
-                "(env GROVE_EMBEDDING_MODEL)."
-            )
-        local = True
-    elif path.exists():
-        raise EmbeddingModelMissing(
-            f"embedding model {name!r} resolves to {path}, which is a file, not a "
-            "sentence-transformers folder. Fix the setting `embedding_model` "
-            "(env GROVE_EMBEDDING_MODEL) or run `make models`."
-        )
-    elif _HUB_ID.fullmatch(name) and os.environ.get("HF_HUB_OFFLINE", "0") not in {"1", "true", "True"}:
-        local = False  # a hub id: loads only with internet access
-    else:
-        raise EmbeddingModelMissing(_missing_message(name, settings))
-    return _ModelKey(
-        source=source,
-        local=local,
-        dtype=settings.embedding_dtype,
-        max_tokens=settings.embedding_max_tokens,
-        runtime=settings.embedding_runtime,
-        device=settings.embedding_device,
-    )
-
-
-def _load_model(key: _ModelKey, settings: Settings) -> SentenceTransformer:
-    if key.local:
-        # Before sentence-transformers / huggingface_hub are imported, so it takes effect.
-        os.environ["HF_HUB_OFFLINE"] = "1"
-    import torch
-    from sentence_transformers import SentenceTransformer
-    from transformers.utils import logging as transformers_logging
-
-    transformers_logging.disable_progress_bar()  # «Loading weights» bars are library noise, not the user's
-    torch.set_num_threads(max(1, settings.cpu_threads))
-    dtype = {"bfloat16": torch.bfloat16, "float32": torch.float32}[key.dtype]
-    try:
-        model = SentenceTransformer(
-            key.source,
-            device=resolve_device(key.device, "torch"),
-            local_files_only=key.local,
-            model_kwargs={"dtype": dtype},
-        )
-    except Exception as exc:  # a hub id without internet, a broken folder, ...
-        if key.local:
-            raise EmbeddingModelError(
-                f"could not load the embedding model from {key.source}: {exc}. Run `make models` "
-                "to re-assemble it, or fix the setting `embedding_model` (env GROVE_EMBEDDING_MODEL)."
-            ) from exc
-        raise EmbeddingModelMissing(
-            _missing_message(settings.embedding_model, settings, f" (loading it from the hub failed: {exc})")
-        ) from exc
-    model.eval()
-    if model.max_seq_length is None or model.max_seq_length > key.max_tokens:
-        model.max_seq_length = key.max_tokens
-    return model
-
-
-def _load_embedder(key: _ModelKey, settings: Settings) -> Embedder:
+def _load_embedder(key: ModelKey, settings: Settings) -> Embedder:
     """The configured runtime; the PyTorch model at once for the torch runtime, else on first need."""
     if key.local:
         # Before sentence-transformers / huggingface_hub are imported, so it takes effect.
         os.environ["HF_HUB_OFFLINE"] = "1"
     if key.runtime == "torch":
-        model = _load_model(key, settings)
+        model = load_model(key, settings)
         return Embedder(model, runtime=load_runtime(Path(key.source), settings, lambda: model))
-    source = Path(key.source) if key.local else Path(_hub_snapshot(key.source))
+    source = Path(key.source) if key.local else Path(hub_snapshot(key.source))
     try:
-        runtime = load_runtime(source, settings, lambda: _load_model(key, settings))
+        runtime = load_runtime(source, settings, lambda: load_model(key, settings))
     except Exception as exc:
         raise EmbeddingModelError(
             f"could not start the {key.runtime} embedding runtime for {key.source}: {exc}. "
             "Run `make models` again, or set embedding_runtime=torch (env GROVE_EMBEDDING_RUNTIME)."
         ) from exc
-    return Embedder(runtime=runtime, load_model=lambda: _load_model(key, settings))
-
-
-def _hub_snapshot(name: str) -> str:
-    """A hub model's local folder (downloaded with internet access), for the ONNX export."""
-    from huggingface_hub import snapshot_download
-
-    try:
-        return snapshot_download(name)
-    except Exception as exc:
-        raise EmbeddingModelMissing(f"embedding model {name!r} could not be downloaded: {exc}") from exc
-
-
-class PriorityLock:
-    """The model's lock, where urgent holders (a user's query) go before waiting background ones.
-
-    Indexing holds it for one batch or one late-chunking window at a time, never a whole
-    document, and yields to any query waiting for it; a query waits at most for the batch
-    in progress. Re-entrant for its holder. Used as a context manager it is an urgent hold.
-    """
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._owner: int | None = None
-        self._depth = 0
-        self._urgent_waiting = 0
-
-    @contextmanager
-    def hold(self, urgent: bool = True) -> Iterator[None]:
-        me = threading.get_ident()
-        with self._cond:
-            if self._owner == me:
-                self._depth += 1
-            else:
-                if urgent:
-                    self._urgent_waiting += 1
-                try:
-                    self._cond.wait_for(lambda: self._owner is None and (urgent or not self._urgent_waiting))
-                finally:
-                    if urgent:
-                        self._urgent_waiting -= 1
-                self._owner, self._depth = me, 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._depth -= 1
-                if self._depth == 0:
-                    self._owner = None
-                    self._cond.notify_all()
-
-    def __enter__(self) -> None:
-        self._held = self.hold(urgent=True)
-        self._held.__enter__()
-
-    def __exit__(self, *exc: object) -> None:
-        self._held.__exit__(*exc)
+    return Embedder(runtime=runtime, load_model=lambda: load_model(key, settings))
 
 
 class Embedder:
@@ -272,7 +108,7 @@ class Embedder:
                 if self._model is None:
                     if self._load_model is None:
                         raise RuntimeError(f"the {self.runtime.name} runtime has no PyTorch model to load")
-                    self._model = self._load_model()
+                    self._model = self.load_model()
         return self._model
 
     @property
@@ -386,14 +222,14 @@ class Embedder:
 
 _lock = threading.Lock()
 _instance: Embedder | None = None
-_instance_key: _ModelKey | None = None
+_instance_key: ModelKey | None = None
 
 
 def get_embedder() -> Embedder:
     """The process-wide embedder for the current model settings, loaded on first use."""
     global _instance, _instance_key
     settings = get_settings()
-    key = _model_key(settings)
+    key = model_key(settings)
     with _lock:
         if _instance is None or _instance_key != key:
             _instance, _instance_key = _load_embedder(key, settings), key  # the old one stays until this succeeds

@@ -15,9 +15,9 @@ import pytest
 from chunking import Chunk, chunk_text
 from grove.settings import get_settings, reset_settings
 from nodes import embedder as embedder_module
+from nodes.embedding_model import EmbeddingModelMissing
 from nodes.embedder import (
     Embedder,
-    EmbeddingModelMissing,
     embed_chunks,
     embed_documents,
     embed_query,
