@@ -169,7 +169,7 @@ def production_chunks(path: Path) -> tuple[str, list[str]]:
         document = parse_file(str(path), path.name, None)
     except IngestError:  # a checkout that parses HTML only behind links: its link path
         from nodes.fetch_url import extract_html
-        from nodes.html_text import decode_body
+        from nodes.formats.text import decode_body
 
         markup, _ = decode_body(path.read_bytes(), None, html=True)
         data = extract_html(markup, f"https://example.org/{path.name}")

@@ -73,7 +73,7 @@ EXTRACTORS: dict[str, Callable[[str], str]] = {
 
 def recall(paths: list[Path], extract: Callable[[str], str]) -> tuple[float, float, int, int, int]:
     """(recall of all visible sentences, of content sentences, nav sentences kept, broken menus, chars)."""
-    from nodes.html_text import decode_body
+    from nodes.formats.text import decode_body
 
     hit_all = total_all = hit_content = total_content = nav_kept = broken = chars = 0
     for path in paths:

@@ -25,8 +25,7 @@ from grove.observe import task
 from grove.settings import get_settings
 from nodes import html_text
 from nodes.formats.base import clean_text
-from nodes.formats.text import decode_declared
-from nodes.html_text import decode_body
+from nodes.formats.text import decode_body, decode_declared
 from nodes.ingest_types import ExtractedDocument, IngestError
 from nodes.web.download import HTML_TYPES, MSG_GENERIC, PDF_TYPES, TEXT_TYPES, download
 from nodes.web.guard import MSG_CONNECTION, MSG_TIMEOUT, TransientFetchError

@@ -29,13 +29,11 @@ nothing the whole body is rendered the same way.
 
 from __future__ import annotations
 
-import codecs
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from charset_normalizer import from_bytes
 
 from nodes.ingest_types import ExtractedDocument, Section
 
@@ -93,49 +91,6 @@ class HtmlExtraction:
     date: str | None = None
     meta: dict[str, str] = field(default_factory=dict)
     sections: list[Section] = field(default_factory=list)
-
-
-# --- decoding ----------------------------------------------------------------------
-
-_META_CHARSET = re.compile(
-    rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_\-:.]+)"""
-    rb"""|<\?xml[^>]+encoding\s*=\s*["']([a-zA-Z0-9_\-:.]+)""",
-    re.I,
-)
-_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-
-
-def _known_codec(name: str | None) -> str | None:
-    if not name:
-        return None
-    try:
-        return codecs.lookup(name).name
-    except LookupError:
-        return None
-
-
-def decode_body(body: bytes, declared: str | None, html: bool) -> tuple[str, str]:
-    """Text of a page and the encoding used: BOM, then the HTTP header, then
-    `<meta charset>`, then strict UTF-8, then charset-normalizer's guess."""
-    for bom, codec in _BOMS:
-        if body.startswith(bom):
-            return body.decode(codec, errors="replace"), codec
-    candidates = [_known_codec(declared)]
-    if html:
-        match = _META_CHARSET.search(body[:4096])
-        declared_in_page = (match.group(1) or match.group(2)) if match else None
-        candidates.append(_known_codec(declared_in_page.decode("ascii", "ignore")) if declared_in_page else None)
-    candidates.append("utf-8")
-    for codec in candidates:
-        if codec:
-            try:
-                return body.decode(codec), codec
-            except (UnicodeDecodeError, LookupError):
-                continue
-    best = from_bytes(body[:200_000]).best()
-    codec = _known_codec(best.encoding) if best else None
-    codec = codec or _known_codec(declared) or "utf-8"
-    return body.decode(codec, errors="replace"), codec
 
 
 # --- rendering ---------------------------------------------------------------------

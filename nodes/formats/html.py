@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from nodes.formats.text import decode_body
 from nodes.formats.base import Format, Upload, empty, file_stem, is_junk_title
 from nodes.ingest_types import ExtractedDocument, IngestError
 
@@ -16,7 +17,7 @@ def parse(upload: Upload) -> ExtractedDocument:
     from nodes import html_text
 
     name = upload.name
-    markup, encoding = html_text.decode_body(upload.path.read_bytes(), None, html=True)
+    markup, encoding = decode_body(upload.path.read_bytes(), None, html=True)
     try:
         extraction = html_text.extract(markup)
     except Exception as exc:  # lxml/trafilatura on hostile markup

@@ -1,6 +1,10 @@
-"""Plain text and Markdown. Decoding tries a BOM, strict UTF-8 and BOM-less UTF-16, then
-charset-normalizer among the Cyrillic code pages; binary junk is refused. Markdown `#` and
-underlined headings become sections (not inside fenced code)."""
+"""Plain text and Markdown, and every decoding of text in grove.
+
+A text file (or a text/plain page) tries a BOM, strict UTF-8 and BOM-less UTF-16, then
+charset-normalizer among the Cyrillic code pages; binary junk is refused (`decode_text`,
+`decode_declared`). A web page or HTML file tries a BOM, the declared charset, `<meta charset>`,
+strict UTF-8, then charset-normalizer's guess (`decode_body`). Markdown `#` and underlined
+headings become sections (not inside fenced code)."""
 
 from __future__ import annotations
 
@@ -104,6 +108,51 @@ def decode_declared(data: bytes, name: str, declared: str | None) -> tuple[str, 
             if _control_share(text) <= 0.01:
                 return text, codec
     return decode_text(data, name)
+
+
+# --- web pages: a declared charset, a <meta charset>, or a guess ----------------------
+
+_META_CHARSET = re.compile(
+    rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_\-:.]+)"""
+    rb"""|<\?xml[^>]+encoding\s*=\s*["']([a-zA-Z0-9_\-:.]+)""",
+    re.I,
+)
+_BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def _known_codec(name: str | None) -> str | None:
+    if not name:
+        return None
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def decode_body(body: bytes, declared: str | None, html: bool) -> tuple[str, str]:
+    """Text of a page and the encoding used: BOM, then the HTTP header, then
+    `<meta charset>`, then strict UTF-8, then charset-normalizer's guess."""
+    for bom, codec in _BOMS:
+        if body.startswith(bom):
+            return body.decode(codec, errors="replace"), codec
+    candidates = [_known_codec(declared)]
+    if html:
+        match = _META_CHARSET.search(body[:4096])
+        declared_in_page = (match.group(1) or match.group(2)) if match else None
+        candidates.append(_known_codec(declared_in_page.decode("ascii", "ignore")) if declared_in_page else None)
+    candidates.append("utf-8")
+    for candidate in candidates:
+        if candidate:
+            try:
+                return body.decode(candidate), candidate
+            except (UnicodeDecodeError, LookupError):
+                continue
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(body[:200_000]).best()
+    guessed = _known_codec(best.encoding) if best else None
+    chosen = guessed or _known_codec(declared) or "utf-8"
+    return body.decode(chosen, errors="replace"), chosen
 
 
 _MD_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
