@@ -108,7 +108,7 @@ class Embedder:
                 if self._model is None:
                     if self._load_model is None:
                         raise RuntimeError(f"the {self.runtime.name} runtime has no PyTorch model to load")
-                    self._model = self.load_model()
+                    self._model = self._load_model()
         return self._model
 
     @property
