@@ -15,18 +15,10 @@ Public API:
   whole document's token embeddings; naive: each chunk alone).
 """
 
-from .chunker import (
-    PAGE_SEPARATOR,
-    Chunk,
-    Region,
-    chunk_pages,
-    chunk_regions,
-    chunk_text,
-    join_pages,
-    plan_regions,
-)
+from .chunker import PAGE_SEPARATOR, Chunk, chunk_pages, chunk_text, join_pages
 from .late import LateChunkingError, late_chunk_embeddings, naive_chunk_embeddings
 from .paragraphs import split_paragraphs
+from .regions import Region, chunk_regions, plan_regions
 from .sentences import split_sentences
 from .spans import Span
 
