@@ -41,33 +41,22 @@ from grove.runs import artifact, run_logger
 from pydantic import BaseModel, Field
 
 from flows import texts
+from flows.consultation_turn import Asked, ask_consultation_llm, library_snippets, queue_refusal
 from grove.messages import Button
 from grove.settings import get_settings
-from nodes.chat_history import ChatMessage, load_history
 from nodes.answer_prompt import TEMPLATE
 from nodes.consultation_prompt import (
-    KNOWLEDGE_HEADER,
-    Mode,
-    fragment_text,
     is_clarification_question,
-    system_prompt,
 )
 from nodes.context_signals import Signal
-from nodes.context_window import fit_items, request_tokens
 from nodes.consultation_state import (ConsultationContext, ConsultationState, clear_state, finish_turn,
                                       read_state, save_state)
 from nodes.detect_culture import detect_culture_name
 from nodes.dialogue_metrics import record_turn
 from nodes.domain_profile import DomainProfile, active_profile
-from nodes.answer_check import check_answer
-from nodes.answer_prompt import Style
-from nodes.embedder import embed_query
-from nodes.llm import LLMError, answer_decoding, current_endpoint, llm_task
-from nodes.sources import source_block, strip_model_sources
-from nodes.token_budget import count_tokens, truncate_to_tokens
-from nodes.turn_policy import TurnPolicy, needs_regeneration, prepare_turn, with_repetition_signal
+from nodes.llm import current_endpoint
 from nodes.topics import Topic, close_topic, last_question, log_turn, open_topic, set_topic_culture
-from nodes.unified_retrieve import Snippet, retrieve_unified_snippets
+from nodes.unified_retrieve import Snippet
 
 Kind = Literal["answer", "clarification", "variety_question", "failed"]
 
@@ -92,134 +81,8 @@ class ConsultationAnswer(BaseModel):
         return self.kind == "failed"
 
 
-class _Asked(BaseModel):
-    text: str = ""
-    body: str = Field(default="", description="the answer without its source block (what moderation sees)")
-    snippets: list[Snippet] = Field(default_factory=list)
-    trace: list[str] = Field(default_factory=list)
-    signals: list[str] = Field(default_factory=list)
-    guards: list[str] = Field(default_factory=list)
-    degenerate: list[str] = Field(default_factory=list)
-    fallback: bool = False
-    failed: bool = False
-    failure: str | None = None
-
-
-def _style() -> Style:
-    """The answer template's style for the model in use (the short one for the local model)."""
-    return get_settings().local_prompt_style if current_endpoint().is_local else "full"
-
-
-def library_snippets(profile: DomainProfile, culture: str, mode: Mode, text: str) -> tuple[list[Snippet], list[str]]:
-    """Tier 1 and tier 2 for the question: the culture's own (grounded) or the library's general part."""
-    subcategory = culture if mode == "grounded" else profile.fallback_subcategory
-    retrieval = retrieve_unified_snippets(profile.category, subcategory, profile.general_subcategory(subcategory),
-                                          embed_query(text), profile.family(subcategory))
-    return retrieval.snippets, retrieval.trace
-
-
-def _fitted(profile: DomainProfile, text: str, culture: str, mode: Mode, snippets: list[Snippet],
-            history: list[ChatMessage], policy: TurnPolicy) -> tuple[list[Snippet], list[ChatMessage]]:
-    """Fragments in retrieval order (distance first, see nodes.unified_retrieve) and the newest
-    history pairs that fit the model's window.
-
-    Fragments stop at `consultation_fragment_tokens`; history keeps at least a share of the room
-    (`nodes.context_window`).
-    """
-    rules = system_prompt(profile, culture, profile.category, mode, [], policy.signals, policy.recent_bot, _style())
-    fixed = request_tokens([{"role": "system", "content": rules}, {"role": "user", "content": text}])
-    fixed += count_tokens(KNOWLEDGE_HEADER) + 1 if snippets else 0
-    costs = [count_tokens(fragment_text(n, s)) + 1 for n, s in enumerate(snippets, 1)]
-    fit = fit_items(fixed, costs, history, cap=get_settings().consultation_fragment_tokens)
-    chosen = snippets[:fit.whole]
-    if fit.cut_to is not None:
-        first = snippets[0]
-        cut = truncate_to_tokens(first.content, fit.cut_to - (costs[0] - count_tokens(first.content)))
-        chosen = [first.model_copy(update={"content": cut})]
-    return chosen, fit.history
-
-
-def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: Mode,
-                         user_id: int, session_id: str, search_text: str | None = None,
-                         signals: list[Signal] | None = None,
-                         retrieved: tuple[list[Snippet], list[str]] | None = None,
-                         topic_id: int | None = None) -> _Asked:
-    """`ask_consultation_llm` of seed 000: retrieval unless clarifying, the one template, one completion.
-
-    `search_text` is what is embedded for retrieval when it differs from the user's words
-    (a follow-up is searched together with the question it follows); `retrieved` is a
-    retrieval already made (snippets, trace). The history is the topic's own (`topic_id`),
-    and none at all when an approved pair matched: the model then follows the pair, not an
-    earlier reply it would otherwise repeat. The draft is checked before it is returned.
-    """
-    settings = get_settings()
-    snippets: list[Snippet] = []
-    trace: list[str] = []
-    if retrieved is not None:
-        snippets, trace = retrieved
-    elif mode != "clarify":
-        snippets, trace = library_snippets(profile, culture, mode, search_text or text)
-    history = load_history(user_id, session_id, pairs=settings.history_pairs, topic_id=topic_id)
-    approved = any(s.source_type == "qa" for s in snippets)
-    if approved:
-        history = []
-        trace.append("есть одобренный ответ: история темы в запрос не передаётся")
-    policy = prepare_turn(text, history, signals)
-    snippets, history = _fitted(profile, text, culture, mode, snippets, history, policy)
-    style = _style()
-
-    def prompt() -> str:
-        return system_prompt(profile, culture, profile.category, mode, snippets, policy.signals,
-                             policy.recent_bot, style)
-
-    messages = [{"role": "system", "content": prompt()}]
-    messages += [{"role": m.role, "content": m.content} for m in history]
-    messages.append({"role": "user", "content": text})
-    ask = llm_task()
-    decoding = answer_decoding()
-    try:
-        reply = ask(messages, decoding=decoding)
-        if not approved and needs_regeneration(reply.content, policy):
-            policy = with_repetition_signal(policy)
-            messages[0] = {"role": "system", "content": prompt()}
-            reply = ask(messages, decoding=decoding)
-    except LLMError as exc:
-        run_logger().error("no consultation answer for user %s: %s", user_id, exc)
-        return _Asked(failed=True, failure=f"LLM gave up: {exc}", trace=trace, signals=policy.signal_names,
-                      guards=policy.guards)
-    local = current_endpoint().is_local
-    checked = check_answer(strip_model_sources(reply.content), text, [s.content for s in snippets],
-                           max_chars=settings.local_answer_max_chars if local else None,
-                           truncated=reply.finish_reason == "length", lead=texts.CONSULTATION_EXTRACT_LEAD,
-                           no_answer=texts.CONSULTATION_NO_ANSWER)
-    if not checked.text:  # nothing to show is no answer to queue either
-        checked = checked.model_copy(update={"text": "Не удалось сформулировать ответ.", "fallback": True})
-    block = source_block(snippets, checked.used)
-    answer = f"{checked.text}\n\n{block}" if block else checked.text
-    if checked.fallback:
-        trace.append(f"draft failed {', '.join(checked.degenerate)}: fallback shown, not queued")
-    return _Asked(text=answer, body=checked.text, snippets=snippets, trace=trace, signals=policy.signal_names,
-                  guards=policy.guards, degenerate=checked.degenerate, fallback=checked.fallback)
-
-
-def queue_refusal(profile: DomainProfile, question: str, culture: str, asked: _Asked) -> str | None:
-    """Why an answer must not reach the moderation queue, or None when it may.
-
-    An admin approving what is queued turns it into tier 1 for everyone, so only real
-    answers go: not a replaced draft (a quote or «нет ответа»), not a question back to
-    the user, not a question outside the profile's domain.
-    """
-    if asked.fallback:
-        return "ответ заменён (черновик не прошёл проверки)"
-    if is_clarification_question(asked.body):
-        return "это вопрос пользователю, а не ответ"
-    if not (asked.snippets or profile.in_domain(question, culture)):
-        return "вопрос вне темы профиля"
-    return None
-
-
 def _final(profile: DomainProfile, context: ConsultationContext, question: str, culture: str,
-           asked: _Asked, signals: list[str], guards: list[str] | None = None,
+           asked: Asked, signals: list[str], guards: list[str] | None = None,
            root: str | None = None) -> ConsultationAnswer:
     """A final answer: logged in the topic's history, queued for moderation when it passes
     `queue_refusal` — a follow-up together with its `root` question, the answer without its block."""
