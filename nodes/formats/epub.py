@@ -9,9 +9,8 @@ import zipfile
 
 from lxml import etree
 
-from nodes.formats.base import Blocks, Format, Upload
-from nodes.formats.zipped import NS, Parsed, first, has_mimetype, read_zip, text_of, xml
-from nodes.ingest_types import ExtractedDocument
+from nodes.formats.base import Blocks
+from nodes.formats.zipped import NS, Parsed, first, has_mimetype, text_of, xml, zip_format
 
 _HTML_PARSER = etree.HTMLParser(no_network=True)
 _HEADING = re.compile(r"^h([1-6])$")
@@ -62,10 +61,4 @@ def read(archive: zipfile.ZipFile) -> Parsed:
                   {"chapters": len(chapters)}, heading_is_title=True)
 
 
-def parse(upload: Upload) -> ExtractedDocument:
-    return read_zip(upload, FORMAT, read)
-
-
-FORMAT = Format(name="epub", label="EPUB", parse=parse, hint="EPUB", order=40,
-                signatures=frozenset({"zip"}), accepts=has_mimetype("application/epub+zip"),
-                extensions=frozenset({".epub"}))
+FORMAT = zip_format(read, name="epub", label="EPUB", accepts=has_mimetype("application/epub+zip"), order=40)

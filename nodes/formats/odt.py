@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import zipfile
 
-from nodes.formats.base import Blocks, Format, Upload
-from nodes.formats.zipped import NS, Parsed, first, has_mimetype, read_zip, text_of, xml
-from nodes.ingest_types import ExtractedDocument
+from nodes.formats.base import Blocks
+from nodes.formats.zipped import NS, Parsed, first, has_mimetype, text_of, xml, zip_format
 
 
 def read(archive: zipfile.ZipFile) -> Parsed:
@@ -34,10 +33,4 @@ def read(archive: zipfile.ZipFile) -> Parsed:
     return Parsed("odt", blocks, title, author, {"tables": tables}, heading_is_title=True)
 
 
-def parse(upload: Upload) -> ExtractedDocument:
-    return read_zip(upload, FORMAT, read)
-
-
-FORMAT = Format(name="odt", label="ODT", parse=parse, hint="ODT", order=30,
-                signatures=frozenset({"zip"}), accepts=has_mimetype("application/vnd.oasis.opendocument.text"),
-                extensions=frozenset({".odt"}))
+FORMAT = zip_format(read, name="odt", label="ODT", accepts=has_mimetype("application/vnd.oasis.opendocument.text"), order=30)

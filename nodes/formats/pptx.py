@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 import zipfile
 
-from nodes.formats.base import Blocks, Format, Upload
-from nodes.formats.zipped import NS, Parsed, has_parts, read_zip, text_of, xml
-from nodes.ingest_types import ExtractedDocument
+from nodes.formats.base import Blocks
+from nodes.formats.zipped import NS, Parsed, has_parts, text_of, xml, zip_format
 
 
 def numbered(names: list[str], pattern: str) -> list[str]:
@@ -29,10 +28,4 @@ def read(archive: zipfile.ZipFile) -> Parsed:
     return Parsed("pptx", blocks, meta={"slides": len(slides)})
 
 
-def parse(upload: Upload) -> ExtractedDocument:
-    return read_zip(upload, FORMAT, read)
-
-
-FORMAT = Format(name="pptx", label="PPTX", parse=parse, hint="PPTX", order=50,
-                signatures=frozenset({"zip"}), accepts=has_parts("ppt/presentation.xml"),
-                extensions=frozenset({".pptx"}))
+FORMAT = zip_format(read, name="pptx", label="PPTX", accepts=has_parts("ppt/presentation.xml"), order=50)

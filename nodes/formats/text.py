@@ -98,11 +98,11 @@ def decode_text(data: bytes, name: str) -> tuple[str, str]:
 def decode_declared(data: bytes, name: str, declared: str | None) -> tuple[str, str]:
     """A text whose charset someone declared (a web server's Content-Type): that charset when the
     bytes decode with it, else the same detection as a file's (`decode_text`)."""
-    if declared:
+    codec = _known_codec(declared)
+    if codec:
         try:
-            codec = codecs.lookup(declared).name
             text = data.decode(codec)
-        except (LookupError, UnicodeDecodeError):
+        except UnicodeDecodeError:
             pass
         else:
             if _control_share(text) <= 0.01:

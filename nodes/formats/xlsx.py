@@ -7,9 +7,8 @@ import zipfile
 
 from lxml import etree
 
-from nodes.formats.base import Blocks, Format, Upload
-from nodes.formats.zipped import NS, Parsed, has_parts, read_zip, text_of, xml
-from nodes.ingest_types import ExtractedDocument
+from nodes.formats.base import Blocks
+from nodes.formats.zipped import NS, Parsed, has_parts, text_of, xml, zip_format
 
 
 def _shared_strings(archive: zipfile.ZipFile) -> list[str]:
@@ -51,10 +50,4 @@ def read(archive: zipfile.ZipFile) -> Parsed:
     return Parsed("xlsx", blocks, meta={"sheets": len(sheets)})
 
 
-def parse(upload: Upload) -> ExtractedDocument:
-    return read_zip(upload, FORMAT, read)
-
-
-FORMAT = Format(name="xlsx", label="XLSX", parse=parse, hint="XLSX", order=60,
-                signatures=frozenset({"zip"}), accepts=has_parts("xl/workbook.xml"),
-                extensions=frozenset({".xlsx"}))
+FORMAT = zip_format(read, name="xlsx", label="XLSX", accepts=has_parts("xl/workbook.xml"), order=60)

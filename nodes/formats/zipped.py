@@ -2,7 +2,7 @@
 (already in the dependency tree) into blocks — (text, heading level) in reading order — that
 become text and sections here, as DOCX's do.
 
-`read_zip` opens the archive (its central directory was bomb-checked by `Upload.zip_names`),
+`zip_format` registers such a format; `read_zip` opens the archive (its central directory was bomb-checked by `Upload.zip_names`),
 runs a format's reader and turns whatever a hostile or cut archive raises into the format's
 «файл повреждён»; `document` makes the blocks an `ExtractedDocument`, with a junk title
 replaced by the first heading (where a format's headings are titles) or the file name.
@@ -73,6 +73,18 @@ def has_parts(*parts: str) -> Callable[[Upload], bool]:
 def has_mimetype(mimetype: str) -> Callable[[Upload], bool]:
     """`Format.accepts` for a zip recognised by its `mimetype` part (OpenDocument, EPUB)."""
     return lambda upload: upload.zip_mimetype == mimetype
+
+
+def zip_format(reader: Callable[[zipfile.ZipFile], Parsed], *, name: str, label: str,
+               accepts: Callable[[Upload], bool], order: float) -> Format:
+    """A zipped XML format: claimed by a zip's parts (`accepts`), named by its extension, read by
+    `reader` through `read_zip`."""
+    def parse(upload: Upload) -> ExtractedDocument:
+        return read_zip(upload, fmt, reader)
+
+    fmt = Format(name=name, label=label, parse=parse, hint=label, order=order, signatures=frozenset({"zip"}),
+                 accepts=accepts, extensions=frozenset({f".{name}"}))
+    return fmt
 
 
 def read_zip(upload: Upload, fmt: Format, reader: Callable[[zipfile.ZipFile], Parsed]) -> ExtractedDocument:
