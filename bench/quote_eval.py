@@ -62,10 +62,11 @@ def collect(names: list[str]) -> list[dict[str, Any]]:
             for position, question in enumerate(evalset.questions):
                 query = search_query(question.text, [])
                 gate = decide(query, query, rag_db_query(query, evalset.owner))
-                fragments = gate.fragments[:shown] if gate.passed else []
+                fragments = gate.fragments if gate.passed else []
                 probes.append({
                     "set": evalset.name, "id": question.id, "held_out": held_out(evalset.name, position),
                     "question": question.text, "needles": question.needles, "answer": None,
+                    "shown": min(shown, len(fragments)),
                     "fragments": [{"text": f.text, "holds": judge.holds(question, f.text, f.source_identifier)}
                                   for f in fragments]})
             print(f"{evalset.name}: {len(evalset.questions)} searched in {time.perf_counter() - started:.0f} s",
@@ -93,23 +94,26 @@ def from_answers(path: Path, config: str) -> list[dict[str, Any]]:
     return probes
 
 
-def score(probes: list[dict[str, Any]], selector: str) -> list[dict[str, Any]]:
+def score(probes: list[dict[str, Any]], selector: str, considered: int | None = None) -> list[dict[str, Any]]:
+    """Each probe's quote by `selector`, chosen from the fragments the model is shown, or from the
+    first `considered` of the retrieved ones."""
     from bench.answer_eval import has_fact
     from nodes.quote import select_quote
 
     results = []
     for probe in probes:
         question = Question(probe["id"], probe["question"], needles=probe["needles"])
+        fragments = probe["fragments"][:considered or probe.get("shown", len(probe["fragments"]))]
         started = time.perf_counter()
-        quote = select_quote(probe["question"], [f["text"] for f in probe["fragments"]], probe.get("answer"),
+        quote = select_quote(probe["question"], [f["text"] for f in fragments], probe.get("answer"),
                              selector=selector)
         seconds = time.perf_counter() - started
         text = " ".join(q.text for q in quote)
         fact = bool(quote) and has_fact(text, question)
-        cited = any(probe["fragments"][q.fragment - 1]["holds"] for q in quote)
+        cited = any(fragments[q.fragment - 1]["holds"] for q in quote)
         results.append({"id": probe["id"], "held_out": probe["held_out"], "set": probe["set"], "fact": fact,
                         "cited": cited, "both": fact and cited, "chars": len(text), "seconds": seconds,
-                        "reachable": any(f["holds"] for f in probe["fragments"]), "two": len(quote) > 1})
+                        "reachable": any(f["holds"] for f in fragments), "two": len(quote) > 1})
     return results
 
 
@@ -120,6 +124,8 @@ def main() -> None:
     parser.add_argument("--answers", type=Path, default=None, help="an answer_eval dump: its fragments and drafts")
     parser.add_argument("--config", default="after", help="the dump's configuration to read")
     parser.add_argument("--selectors", default=None, help="comma-separated (default: all in nodes/quote.py)")
+    parser.add_argument("--considered", default="",
+                        help="comma-separated counts of retrieved fragments to choose from (default: those shown)")
     args = parser.parse_args()
 
     from grove.settings import get_settings
@@ -136,10 +142,11 @@ def main() -> None:
             args.probes.write_text(json.dumps(probes, ensure_ascii=False))
     names = args.selectors.split(",") if args.selectors else list(SELECTORS)
     print(f"\n{len(probes)} questions; configured selector: {get_settings().quote_selector}\n")
-    print("| selector | part | n | reachable | fact | cited | fact and cited | chars p50 | ms p50 |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for name in names:
-        results = score(probes, name)
+    counts = [int(c) for c in args.considered.split(",") if c] or [None]
+    print("| selector | fragments | part | n | reachable | fact | cited | fact and cited | chars p50 | ms p50 |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, considered in ((n, c) for n in names for c in counts):
+        results = score(probes, name, considered)
         for part, chosen in (("development", [r for r in results if not r["held_out"]]),
                              ("answer_eval's 36", [r for r in results if r["held_out"]])):
             n = len(chosen)
@@ -149,7 +156,7 @@ def main() -> None:
             def rate(key: str, chosen: list[dict[str, Any]] = chosen) -> str:
                 return f"{sum(r[key] for r in chosen) / len(chosen):.0%}"
 
-            print(f"| {name} | {part} | {n} | {rate('reachable')} | {rate('fact')} | {rate('cited')} | "
+            print(f"| {name} | {considered or 'shown'} | {part} | {n} | {rate('reachable')} | {rate('fact')} | {rate('cited')} | "
                   f"**{rate('both')}** | {statistics.median(r['chars'] for r in chosen):.0f} | "
                   f"{1000 * statistics.median(r['seconds'] for r in chosen):.0f} |", flush=True)
 
