@@ -33,7 +33,7 @@ install: $(STAMP)
 
 models: install
 	$(BIN)/python -m tools.model_install $(MODELS)
-	# The embedding model's ONNX export (fp32 and int8), made once: nodes/onnx_encoder.py.
+	# The embedding model's ONNX export (fp32 and int8), made once: nodes/onnx_export.py.
 	$(BIN)/python -m nodes.onnx_encoder
 
 # Debian packages the tests use to make real Russian speech (festival + its Russian voice).

@@ -20,7 +20,7 @@ turn, on an otherwise idle machine:
   rerankers, is `bench/retrieval_eval.py` with ``GROVE_EMBEDDING_RUNTIME`` set.
 
 Runtimes: ``torch-bf16`` and ``torch-fp32`` (the PyTorch model in that dtype), ``onnx`` (fp32
-export), ``onnx-int8`` (int8 linear layers but the MLP's down projections).
+export), ``onnx-int8`` (every linear layer int8, the MLPs smoothed first: nodes/onnx_export.py).
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ CACHE_DIR = PROJECT_ROOT / ".grove" / "cache" / "retrieval-eval"
 # The code a document passes through on its way into Postgres; its hash is part of the cache key.
 INGESTION_CODE = ("flows/ingest.py", "nodes/parse_files.py", "nodes/fetch_url.py", "nodes/web/*.py", "nodes/chunk_document.py",
                   "nodes/embedder.py", "nodes/embedding_model.py", "nodes/document_store.py", "nodes/ingest_types.py", "nodes/html_text.py",
-                  "nodes/embedding_runtime.py", "nodes/onnx_encoder.py",
+                  "nodes/embedding_runtime.py", "nodes/onnx_encoder.py", "nodes/onnx_export.py", "nodes/calibration.py",
                   "nodes/formats/*.py", "nodes/ocr.py", "chunking/*.py")
 INGESTION_SETTINGS = ("chunking", "chunk_target_chars", "chunk_overlap_chars", "late_window_tokens",
                       "late_window_overlap_tokens", "embedding_model", "embedding_dtype", "embedding_runtime",

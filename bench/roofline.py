@@ -22,8 +22,9 @@ The ceiling: the encoder's floating-point work per token is counted from its con
 (:func:`encoder_flops`): 2 × every linear weight, plus the attention products (QKᵀ and AV, 4 × the
 attended length × heads × head size, the attended length capped by a sliding window where the layer
 has one) at ``--seq`` tokens, a typical chunk. The ceiling in tokens/s is the measured rate divided
-by that work; for the int8 runtime the layers it leaves in fp32 (the MLP's down projection, the
-attention products) are counted at the fp32 rate. Embedding lookup, norms, softmax and pooling are
+by that work; for the int8 runtime every linear layer counts at the int8 rate (the MLP's down
+projections too, since the export smooths them: nodes/onnx_export.py) and the attention products,
+which stay fp32, at the fp32 rate. Embedding lookup, norms, softmax and pooling are
 not counted: they are what a runtime loses against the ceiling.
 """
 
@@ -160,13 +161,13 @@ class Roofline:
     def ceiling(self, precision: str) -> float:
         """Tokens/s the encoder could reach if every product ran at the measured rate of ``precision``.
 
-        ``int8`` is the mixed graph grove runs: the linear layers but the MLP's down projection in
-        int8, the down projection and the attention products in fp32.
+        ``int8`` is the mixed graph grove runs: every linear layer in int8 (the down projections
+        smoothed), the attention products in fp32.
         """
         f = self.flops
         if precision == "int8":
             fp32 = max(self.rates["fp32 torch"], self.rates["fp32 onnxruntime"])
-            return 1.0 / (f["linear"] / self.rates["int8 onnxruntime"] + (f["down"] + f["attention"]) / fp32)
+            return 1.0 / ((f["linear"] + f["down"]) / self.rates["int8 onnxruntime"] + f["attention"] / fp32)
         rate = {"fp32": max(self.rates["fp32 torch"], self.rates["fp32 onnxruntime"]),
                 "bf16": self.rates["bf16 torch"]}[precision]
         return rate / sum(f.values())

@@ -7,6 +7,8 @@ it exactly as on EmbeddingGemma, in seconds.
 
 from __future__ import annotations
 
+import json
+
 import shutil
 import typing
 from collections.abc import Iterator
@@ -17,7 +19,7 @@ import pytest
 
 from bench.embedding_runtime import Quality, passes_gate, ranking_quality
 from grove.settings import Settings, reset_settings
-from nodes import onnx_encoder
+from nodes import onnx_encoder, onnx_export
 from nodes.embedder import get_embedder, reset_embedder
 from nodes.embedding_runtime import RUNTIMES, resolve_device
 from tests.support.prerequisites import require
@@ -120,19 +122,47 @@ def exported(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     return onnx_encoder.ensure_export(tiny_model, tmp_path_factory.mktemp("cache"))
 
 
-def test_the_export_is_whole_and_keeps_down_projections_in_fp32(tiny_model: Path, exported: Path) -> None:
+def test_the_export_is_whole_and_every_transformer_linear_layer_is_int8(tiny_model: Path, exported: Path) -> None:
     import onnx
 
     assert exported == tiny_model / "onnx"
-    for name in ("model.onnx", "model_int8.onnx", "head.npz", "export.json", "tokenizer/tokenizer.json"):
+    for name in ("model.onnx", "model_int8.onnx", "export.json", "tokenizer/tokenizer.json"):
         assert (exported / name).exists(), name
     assert not [p for p in tiny_model.iterdir() if p.name.startswith(".onnx-")]  # no work folder left
     graph = onnx.load(str(exported / "model_int8.onnx"), load_external_data=False).graph
     weights = {init.name: tuple(init.dims) for init in graph.initializer}
     quantized = [n for n in graph.node if n.op_type in {"DynamicQuantizeMatMul", "MatMulInteger"}]
     float_down = [n for n in graph.node if n.op_type == "MatMul" and weights.get(n.input[1], (0,))[0] == 48]
-    assert len(float_down) == 2  # one down projection per layer, left in fp32
-    assert len(quantized) >= 2 * 6  # q, k, v, o, gate, up of both layers in int8
+    assert float_down == []  # the gated MLPs were smoothed, so their down projections are int8 too
+    assert json.loads((exported / "export.json").read_text())["smoothed_layers"] == 2
+    assert len(quantized) >= 2 * 7  # q, k, v, o, gate, up, down of both layers in int8
+    # pooling and head are nodes of the graph, in fp32: one session run gives the sentence vector
+    assert [o.name for o in graph.output] == ["token_embeddings", onnx_encoder.SENTENCE_OUTPUT]
+    head = [n for n in graph.node if n.op_type == "MatMul" and n.input[1].startswith("head_w")]
+    assert len(head) == 1 and weights[head[0].input[1]] == (32, 16)
+
+
+def test_smoothing_keeps_the_function_and_flattens_the_down_projections_inputs(tiny_model: Path) -> None:
+    """SmoothQuant's scaling moves the outlier channels into the weights without changing the output."""
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(str(tiny_model), device="cpu")
+    encoder = model[0].auto_model.eval()
+    down = encoder.layers[0].mlp.down_proj
+    with torch.no_grad():  # one channel of the down projection's input made an outlier, as in real models
+        encoder.layers[0].mlp.up_proj.weight[5].mul_(40.0)
+    seen: list[torch.Tensor] = []
+    hook = down.register_forward_pre_hook(lambda module, inputs: seen.append(inputs[0].abs().amax(dim=(0, 1))))
+    batch = model.tokenizer(TEXTS, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        before = encoder(**batch).last_hidden_state
+        assert onnx_export._smooth_down_projections(encoder, model.tokenizer, model) == 2
+        after = encoder(**batch).last_hidden_state
+    hook.remove()
+    assert torch.allclose(before, after, atol=1e-4)
+    spread = [float(peaks.max() / peaks.median()) for peaks in (seen[0], seen[-1])]
+    assert spread[1] < spread[0] / 3, spread
 
 
 def test_a_current_export_is_reused_and_a_changed_model_exported_again(
@@ -141,8 +171,7 @@ def test_a_current_export_is_reused_and_a_changed_model_exported_again(
     copy = tmp_path / "model"
     shutil.copytree(tiny_model, copy)
     calls: list[Path] = []
-    monkeypatch.setattr(onnx_encoder, "_export", lambda source, work: calls.append(source))
-    monkeypatch.setattr(onnx_encoder, "_quantize", lambda fp32, int8: None)
+    monkeypatch.setattr(onnx_encoder, "build", lambda source, work: calls.append(source))
     assert onnx_encoder.ensure_export(copy, tmp_path / "cache") == copy / "onnx"
     assert calls == []  # the copied export is current: same files, same sizes, same config
     config = copy / "config_sentence_transformers.json"
