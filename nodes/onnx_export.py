@@ -88,7 +88,7 @@ def _export(source: Path, work: Path) -> Head:
                                 model_kwargs={"dtype": torch.float32})
     model.eval()
     modules = list(model)
-    smoothed = _smooth_down_projections(modules[0].auto_model, model.tokenizer, model)
+    smoothed = _smooth_down_projections(model)
     if len(modules) < 2 or not isinstance(modules[1], Pooling) or modules[1].pooling_mode != "mean":
         raise OnnxExportError(
             f"the ONNX runtimes take Transformer → mean Pooling → Dense… models; {source} is "
@@ -152,8 +152,9 @@ SMOOTHING = 0.65
 0.8 measured on the Debian set: 0.65 kept MRR@10 and the vectors closest to fp32, bench/README.md)."""
 
 
-def _smooth_down_projections(encoder: Any, tokenizer: Any, model: Any) -> int:
-    """Scale each gated MLP so its down projection's input has no outlier channels; layers smoothed.
+def _smooth_down_projections(model: Any) -> int:
+    """Scale each gated MLP of a sentence-transformers model's encoder so its down projection's
+    input has no outlier channels; how many layers were smoothed.
 
     ``down(act(gate(x)) · up(x))``: dividing ``up``'s output channel j by ``s_j`` and multiplying
     ``down``'s input column j by ``s_j`` leaves the function unchanged and moves the outliers
@@ -162,6 +163,7 @@ def _smooth_down_projections(encoder: Any, tokenizer: Any, model: Any) -> int:
 
     from nodes.calibration import CALIBRATION_TEXTS, QUERIES
 
+    encoder, tokenizer = model[0].auto_model, model.tokenizer
     mlps = [m for m in encoder.modules() if all(hasattr(m, a) for a in ("gate_proj", "up_proj", "down_proj"))]
     if not mlps:
         return 0
@@ -246,9 +248,9 @@ def _quantize(fp32: Path, int8: Path) -> None:
     graph = onnx.load(str(fp32), load_external_data=False).graph
     shapes = {init.name: tuple(init.dims) for init in graph.initializer}
     inner = meta.get("intermediate_size")
-    down = [node.name for node in graph.node
-            if node.op_type == "MatMul" and inner and shapes.get(node.input[1], (0,))[0] == inner
-            and not meta.get("smoothed_layers")]
+    down = [] if meta.get("smoothed_layers") else [
+        node.name for node in graph.node
+        if node.op_type == "MatMul" and inner and shapes.get(node.input[1], (0,))[0] == inner]
     logging.disable(logging.WARNING)  # the quantiser logs every tensor it skips, and advice, on the root logger
     try:
         _quantize_dynamic(fp32, int8, down)

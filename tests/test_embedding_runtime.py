@@ -157,7 +157,7 @@ def test_smoothing_keeps_the_function_and_flattens_the_down_projections_inputs(t
     batch = model.tokenizer(TEXTS, padding=True, return_tensors="pt")
     with torch.no_grad():
         before = encoder(**batch).last_hidden_state
-        assert onnx_export._smooth_down_projections(encoder, model.tokenizer, model) == 2
+        assert onnx_export._smooth_down_projections(model) == 2
         after = encoder(**batch).last_hidden_state
     hook.remove()
     assert torch.allclose(before, after, atol=1e-4)
