@@ -28,23 +28,23 @@ from pydantic import BaseModel, Field
 import prompts
 from flows.rag_query import rag_db_query
 from grove.settings import get_settings
-from nodes.answer_check import CheckedAnswer, check_answer, is_refusal
+from nodes.answer_check import CheckedAnswer, is_refusal
+from nodes import answer_pipeline as pipeline
 from nodes.answer_prompt import TEMPLATE, AnswerContext, Style, parts, render
 from nodes.chat_history import NO_ANSWER_MARK, ChatMessage, load_history, store_pair
 from nodes.dialogue_metrics import record_turn, report_turn
 from nodes.llm import LLMError, LLMReply, answer_decoding, current_endpoint, llm_task
 from nodes.retrieve import Fragment
 from nodes.search_gate import GateDecision, decide, has_documents, model_query, search_query
-from nodes.sources import source_block, strip_model_sources
 from nodes.context_signals import Signal
-from nodes.context_window import fit_items, newest_pairs_within, prompt_room, request_tokens
+from nodes.context_window import newest_pairs_within, prompt_room, request_tokens
 from nodes.plan import PlanError
 from nodes.quote import Quote, passages_text, select_quote, with_quote
 from nodes.reply_stream import beneath, current_sink
 from nodes.plan_generator import generate_plan
 from nodes.query_analyzer import analyze_query, marker_kind
-from nodes.token_budget import count_tokens, truncate_to_tokens
-from nodes.turn_policy import TurnPolicy, needs_regeneration, prepare_turn, with_repetition_signal
+from nodes.token_budget import count_tokens
+from nodes.turn_policy import TurnPolicy, prepare_turn
 
 log = logging.getLogger(__name__)
 
@@ -150,19 +150,6 @@ def fitted_history(question: str, history: list[ChatMessage], policy: TurnPolicy
     return newest_pairs_within(history, prompt_room(tools) - fixed)
 
 
-def fit_fragments(fixed: int, costs: list[int], history: list[ChatMessage],
-                  fragments: list[Fragment]) -> tuple[Any, list[Fragment]]:
-    """Fragments (in rank order) and history fitted into the window beside `fixed` tokens; when not
-    even the first fragment fits whole, it is cut to the room left."""
-    fit = fit_items(fixed, costs, history)
-    shown = fragments[:fit.whole]
-    if fit.cut_to is not None:
-        first = fragments[0]
-        cut = truncate_to_tokens(first.text, fit.cut_to - (costs[0] - count_tokens(first.text)))
-        shown = [first.model_copy(update={"text": cut})]
-    return fit, shown
-
-
 def with_fragments(question: str, history: list[ChatMessage], policy: TurnPolicy, call_id: str,
                    query: str, fragments: list[Fragment]) -> tuple[list[dict[str, Any]], list[Fragment]]:
     """The second request and the fragments it shows: fragments in rank order and history, fitted together.
@@ -172,8 +159,8 @@ def with_fragments(question: str, history: list[ChatMessage], policy: TurnPolicy
     fixed = request_tokens(build_messages(question, [], policy) + tool_messages(call_id, query, fragments[:0]))
     costs = [count_tokens(json.dumps(fragment_entry(n, f), ensure_ascii=False)) + 2
              for n, f in enumerate(fragments, 1)]
-    fit, shown = fit_fragments(fixed, costs, history, fragments)
-    return build_messages(question, fit.history, policy) + tool_messages(call_id, query, shown), shown
+    shown, kept = pipeline.fit(fixed, costs, history, fragments)
+    return build_messages(question, kept, policy) + tool_messages(call_id, query, shown), shown
 
 
 def local_messages(question: str, history: list[ChatMessage], policy: TurnPolicy,
@@ -183,9 +170,9 @@ def local_messages(question: str, history: list[ChatMessage], policy: TurnPolicy
                             {"role": "user", "content": question}])
     fixed += count_tokens(parts()["facts_header"]) + 2 if fragments else 0
     costs = [count_tokens(f"[{n}] ({f.source_label()}) «{f.text}»") + 1 for n, f in enumerate(fragments, 1)]
-    fit, shown = fit_fragments(fixed, costs, history, fragments)
+    shown, kept = pipeline.fit(fixed, costs, history, fragments)
     messages: list[dict[str, Any]] = [{"role": "system", "content": local_system_prompt(policy, shown)}]
-    messages += [{"role": m.role, "content": m.content} for m in fit.history]
+    messages += [{"role": m.role, "content": m.content} for m in kept]
     messages.append({"role": "user", "content": question})
     return messages, shown
 
@@ -203,13 +190,9 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
             if get_settings().local_answer_context == "passages":
                 fragments = passages(question, fragments)
     messages, shown = local_messages(question, history, policy, fragments)
-    decoding = answer_decoding()
     with beneath(evidence(question, shown)):  # shown while the model reads and writes
-        reply = ask(messages, decoding=decoding)
-        if needs_regeneration(reply.content, policy):
-            policy = with_repetition_signal(policy)
-            messages[0] = {"role": "system", "content": local_system_prompt(policy, shown)}
-            reply = ask(messages, decoding=decoding)
+        reply, policy = pipeline.draft(ask, messages, policy, lambda p: local_system_prompt(p, shown),
+                              decoding=answer_decoding())
     return _Draft(reply=reply, fragments=shown, query=gate.query if gate else None, searched=gate is not None,
                   gate=gate, policy=policy)
 
@@ -257,10 +240,7 @@ def remote_draft(question: str, user_id: int, history: list[ChatMessage], policy
         final = first
     else:
         final = ask(messages)  # an endpoint may return an empty text when it chose no tool
-    if needs_regeneration(final.content, policy):
-        policy = with_repetition_signal(policy)
-        messages[0] = {"role": "system", "content": system_prompt(policy)}
-        final = ask(messages)  # once, without tools; whatever comes back is the answer
+    final, policy = pipeline.regenerated(ask, messages, final, policy, system_prompt)  # without tools
     return _Draft(reply=final, fragments=fragments, query=query, searched=query is not None, policy=policy)
 
 
@@ -280,9 +260,8 @@ def planned_answer(question: str, user_id: int, session_id: str, history: list[C
         return None
     run = complex_query(question, user_id, outcome.plan, history)
     policy.signals.append(Signal(name=f"plan:{analysis.kind}"))
-    checked = check_answer(strip_model_sources(run.text), question, [f.text for f in run.fragments],
-                           searched=True)
-    text = with_sources(checked, run.fragments)
+    checked = pipeline.check(run.text, question, run.fragments)
+    text = pipeline.compose(checked, run.fragments)
     store_pair(user_id, session_id, question, text)
     record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards,
                 {"plan_steps": len(run.steps), "adaptations": len(run.adaptations),
@@ -319,13 +298,12 @@ def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
                           guards=policy.guards)
     policy = draft.policy or policy
     settings = get_settings()
-    checked = check_answer(strip_model_sources(draft.reply.content), question, [f.text for f in draft.fragments],
-                           searched=draft.searched, max_chars=settings.local_answer_max_chars if local else None,
-                           truncated=draft.reply.finish_reason == "length")
+    checked = pipeline.check(draft.reply, question, draft.fragments, searched=draft.searched,
+                    max_chars=settings.local_answer_max_chars if local else None)
     if local and settings.local_answer_quote and checked.accepted and draft.fragments:
         checked = quoted(checked, question, [f.text for f in draft.fragments],
                          whole=settings.local_answer_context == "passages")
-    text = with_sources(checked, draft.fragments)
+    text = pipeline.compose(checked, draft.fragments)
     gate = draft.gate
     store_pair(user_id, session_id, question, text)
     record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards,
@@ -360,9 +338,3 @@ def quoted(checked: CheckedAnswer, question: str, fragments: list[str], *, whole
     used = kept + [n for n in found.used if n not in kept]
     return checked.model_copy(update={"text": found.text, "used": used, "quoted": found.quoted})
 
-
-def with_sources(checked: CheckedAnswer, fragments: list[Fragment]) -> str:
-    """The checked answer, then the source block of the fragments that back it (none: no block)."""
-    answer = checked.text or "Не удалось сформулировать ответ."
-    block = source_block(fragments, checked.used)
-    return f"{answer}\n\n{block}" if block else answer

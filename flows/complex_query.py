@@ -28,12 +28,13 @@ from grove.settings import get_settings
 from nodes.reply_stream import paused
 from nodes.answer_prompt import AnswerContext, parts, render
 from nodes.chat_history import ChatMessage
+from nodes.context_window import newest_pairs_within
 from nodes.embedder import get_embedder
 from nodes.llm import TransientLLMError, complete
 from nodes.plan import Plan, Step, layers, validate_plan
 from nodes.retrieve import Fragment, first_stage
 from nodes.step_context import StepResult, build_context
-from nodes.token_budget import TokenBudgetManager, count_message_tokens, count_tokens, truncate_to_tokens
+from nodes.token_budget import TokenBudgetManager, count_message_tokens, truncate_to_tokens
 
 TASKS = {
     "summarize": "кратко изложи, что говорят материалы{focus}.",
@@ -101,15 +102,8 @@ def _synthesis_messages(question: str, step: Step, finished: list[StepResult], h
     allocation = budget.allocate_for_step(number, total, fixed)
     context.facts = header + build_context(step.depends_on, finished, "hierarchical", allocation.rag)
     messages: list[dict[str, Any]] = [{"role": "system", "content": render(context)}]
-    kept: list[dict[str, Any]] = []
-    room = allocation.history
-    for message in reversed(history):  # newest history first, as much as the allocation holds
-        tokens = count_tokens(message.content) + 4
-        if tokens > room:
-            break
-        kept.insert(0, {"role": message.role, "content": message.content})
-        room -= tokens
-    return messages + kept + [{"role": "user", "content": question}]
+    messages += [{"role": m.role, "content": m.content} for m in newest_pairs_within(history, allocation.history)]
+    return messages + [{"role": "user", "content": question}]
 
 
 def _number_fragments(results: list[StepResult], registry: list[Fragment]) -> None:

@@ -21,15 +21,14 @@ from nodes.consultation_prompt import (
     system_prompt,
 )
 from nodes.context_signals import Signal
-from nodes.context_window import fit_items, request_tokens
+from nodes.context_window import request_tokens
 from nodes.domain_profile import DomainProfile
-from nodes.answer_check import check_answer
+from nodes import answer_pipeline as pipeline
 from nodes.answer_prompt import Style
 from nodes.embedder import embed_query
 from nodes.llm import LLMError, answer_decoding, current_endpoint, llm_task
-from nodes.sources import source_block, strip_model_sources
-from nodes.token_budget import count_tokens, truncate_to_tokens
-from nodes.turn_policy import TurnPolicy, needs_regeneration, prepare_turn, with_repetition_signal
+from nodes.token_budget import count_tokens
+from nodes.turn_policy import TurnPolicy, prepare_turn
 from nodes.unified_retrieve import Snippet, retrieve_unified_snippets
 
 
@@ -73,13 +72,7 @@ def _fitted(profile: DomainProfile, text: str, culture: str, mode: Mode, snippet
     fixed = request_tokens([{"role": "system", "content": rules}, {"role": "user", "content": text}])
     fixed += count_tokens(KNOWLEDGE_HEADER) + 1 if snippets else 0
     costs = [count_tokens(fragment_text(n, s)) + 1 for n, s in enumerate(snippets, 1)]
-    fit = fit_items(fixed, costs, history, cap=get_settings().consultation_fragment_tokens)
-    chosen = snippets[:fit.whole]
-    if fit.cut_to is not None:
-        first = snippets[0]
-        cut = truncate_to_tokens(first.content, fit.cut_to - (costs[0] - count_tokens(first.content)))
-        chosen = [first.model_copy(update={"content": cut})]
-    return chosen, fit.history
+    return pipeline.fit(fixed, costs, history, snippets, cap=get_settings().consultation_fragment_tokens)
 
 
 def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: Mode,
@@ -111,34 +104,29 @@ def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: 
     snippets, history = _fitted(profile, text, culture, mode, snippets, history, policy)
     style = _style()
 
-    def prompt() -> str:
+    def prompt(policy: TurnPolicy) -> str:
         return system_prompt(profile, culture, profile.category, mode, snippets, policy.signals,
                              policy.recent_bot, style)
 
-    messages = [{"role": "system", "content": prompt()}]
+    messages = [{"role": "system", "content": prompt(policy)}]
     messages += [{"role": m.role, "content": m.content} for m in history]
     messages.append({"role": "user", "content": text})
     ask = llm_task()
     decoding = answer_decoding()
     try:
         reply = ask(messages, decoding=decoding)
-        if not approved and needs_regeneration(reply.content, policy):
-            policy = with_repetition_signal(policy)
-            messages[0] = {"role": "system", "content": prompt()}
-            reply = ask(messages, decoding=decoding)
+        if not approved:  # an approved pair is followed, even when the last reply followed it too
+            reply, policy = pipeline.regenerated(ask, messages, reply, policy, prompt, decoding=decoding)
     except LLMError as exc:
         run_logger().error("no consultation answer for user %s: %s", user_id, exc)
         return Asked(failed=True, failure=f"LLM gave up: {exc}", trace=trace, signals=policy.signal_names,
                       guards=policy.guards)
     local = current_endpoint().is_local
-    checked = check_answer(strip_model_sources(reply.content), text, [s.content for s in snippets],
-                           max_chars=settings.local_answer_max_chars if local else None,
-                           truncated=reply.finish_reason == "length", lead=texts.CONSULTATION_EXTRACT_LEAD,
-                           no_answer=texts.CONSULTATION_NO_ANSWER)
+    checked = pipeline.check(reply, text, snippets, max_chars=settings.local_answer_max_chars if local else None,
+                             lead=texts.CONSULTATION_EXTRACT_LEAD, no_answer=texts.CONSULTATION_NO_ANSWER)
     if not checked.text:  # nothing to show is no answer to queue either
-        checked = checked.model_copy(update={"text": "Не удалось сформулировать ответ.", "fallback": True})
-    block = source_block(snippets, checked.used)
-    answer = f"{checked.text}\n\n{block}" if block else checked.text
+        checked = checked.model_copy(update={"text": pipeline.NO_TEXT, "fallback": True})
+    answer = pipeline.compose(checked, snippets)
     if checked.fallback:
         trace.append(f"draft failed {', '.join(checked.degenerate)}: fallback shown, not queued")
     return Asked(text=answer, body=checked.text, snippets=snippets, trace=trace, signals=policy.signal_names,

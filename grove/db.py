@@ -10,14 +10,14 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
 from pgvector.psycopg import register_vector
-from psycopg.rows import dict_row
+from psycopg.rows import DictRow, dict_row
 from psycopg_pool import ConnectionPool
 
 from grove.observe import NotRetryable
@@ -37,12 +37,14 @@ class StoreUnavailable(NotRetryable, RuntimeError):
     and the turn stops at once instead of waiting out retries.
     """
 
+Connection = psycopg.Connection[DictRow]  # every pooled connection returns rows as dicts
+
 
 class SchemaMismatch(RuntimeError):
     """The database was built for another embedding width than the settings name."""
 
 
-def _configure(conn: psycopg.Connection) -> None:
+def _configure(conn: Connection) -> None:
     # Vector columns come back as numpy arrays; the type exists once migrations ran.
     try:
         register_vector(conn)
@@ -51,7 +53,7 @@ def _configure(conn: psycopg.Connection) -> None:
     conn.commit()
 
 
-_pool: ConnectionPool | None = None
+_pool: ConnectionPool[Connection] | None = None
 _pool_url: str | None = None
 _pool_lock = threading.Lock()
 
@@ -66,7 +68,7 @@ def database_url(settings: Settings | None = None) -> str:
     return settings.database_url
 
 
-def get_pool(settings: Settings | None = None) -> ConnectionPool:
+def get_pool(settings: Settings | None = None) -> ConnectionPool[Connection]:
     """The process-wide pool for the configured database (re-created if the URL changed)."""
     global _pool, _pool_url
     url = database_url(settings)
@@ -77,6 +79,7 @@ def get_pool(settings: Settings | None = None) -> ConnectionPool:
                 _pool.close()
             _pool = ConnectionPool(
                 url,
+                connection_class=Connection,
                 min_size=settings.db_pool_min,
                 max_size=settings.db_pool_max,
                 kwargs={"row_factory": dict_row, "autocommit": False},
@@ -103,7 +106,7 @@ def _unavailable(exc: BaseException) -> bool:
 
 
 @contextmanager
-def transaction(settings: Settings | None = None) -> Iterator[psycopg.Connection]:
+def transaction(settings: Settings | None = None) -> Iterator[Connection]:
     """A pooled connection inside one transaction: committed on success, rolled back on error.
 
     Inside a :func:`unit_of_work` (on its own thread) this is a savepoint of the unit's one
@@ -142,19 +145,19 @@ class UnitOfWork:
 
     thread: int = field(default_factory=threading.get_ident)
     broken: bool = False
-    _conn: psycopg.Connection | None = None
-    _tx: object | None = None
-    _pool: ConnectionPool | None = None
+    _conn: Connection | None = None
+    _tx: AbstractContextManager[psycopg.Transaction] | None = None
+    _pool: ConnectionPool[Connection] | None = None
 
     def owns_thread(self) -> bool:
         return self.thread == threading.get_ident()
 
-    def connection(self, settings: Settings | None = None) -> psycopg.Connection:
+    def connection(self, settings: Settings | None = None) -> Connection:
         if self._conn is None:
             self._pool = get_pool(settings)
             self._conn = self._pool.getconn()
-            self._tx = self._conn.transaction()
-            self._tx.__enter__()  # type: ignore[attr-defined]
+            self._tx = tx = self._conn.transaction()
+            tx.__enter__()
         return self._conn
 
     @property
@@ -167,11 +170,12 @@ class UnitOfWork:
             return
         conn, tx, pool = self._conn, self._tx, self._pool
         self._conn = self._tx = None
+        assert tx is not None
         try:
             if exc is None:
-                tx.__exit__(None, None, None)  # type: ignore[union-attr]
+                tx.__exit__(None, None, None)
             else:
-                tx.__exit__(type(exc), exc, exc.__traceback__)  # type: ignore[union-attr]
+                tx.__exit__(type(exc), exc, exc.__traceback__)
         except Exception as failure:
             self.broken = True
             if exc is None:
@@ -316,4 +320,4 @@ def redact(url: str) -> str:
         return "<unparseable url>"
     if info.get("password"):
         info["password"] = "***"
-    return psycopg.conninfo.make_conninfo(**info)
+    return psycopg.conninfo.make_conninfo("", **info)

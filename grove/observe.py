@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Generic, ParamSpec, TypeVar
+from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from grove.runs import current_run, describe, in_stage, run, time_left
 
@@ -103,10 +103,10 @@ class Task(Generic[P, R]):
         self.retry_jitter_factor = retry_jitter_factor
         self.retry_condition_fn = retry_condition_fn
         self.task_run_name = task_run_name
-        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+        functools.update_wrapper(self, fn)
 
     def with_options(self, **options: Any) -> Task[P, R]:
-        settings = {"name": self.name, "retries": self.retries,
+        settings: dict[str, Any] = {"name": self.name, "retries": self.retries,
                     "retry_delay_seconds": self.retry_delay_seconds,
                     "retry_jitter_factor": self.retry_jitter_factor,
                     "retry_condition_fn": self.retry_condition_fn, "task_run_name": self.task_run_name}
@@ -163,7 +163,7 @@ class Task(Generic[P, R]):
     def submit(self, *args: P.args, **kwargs: P.kwargs) -> TaskFuture[R]:
         """Run in the shared worker pool, inside the same run (for parallel branches)."""
         context = contextvars.copy_context()
-        return TaskFuture(_executor().submit(context.run, self.__call__, *args, **kwargs))
+        return TaskFuture(_executor().submit(lambda: context.run(self.__call__, *args, **kwargs)))
 
 
 class Flow(Task[P, R]):
@@ -207,14 +207,22 @@ def _bind(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any])
     return dict(bound.arguments)
 
 
-def task(fn: Callable[P, R] | None = None, **options: Any) -> Any:
+@overload
+def task(fn: Callable[P, R]) -> Task[P, R]: ...
+@overload
+def task(fn: None = None, **options: Any) -> Callable[[Callable[P, R]], Task[P, R]]: ...
+def task(fn: Callable[P, R] | None = None, **options: Any) -> Task[P, R] | Callable[[Callable[P, R]], Task[P, R]]:
     """Decorate a node: `@task` or `@task(name=..., retries=..., retry_delay_seconds=...)`."""
     if fn is not None:
         return Task(fn, **options)
     return lambda f: Task(f, **options)
 
 
-def flow(fn: Callable[P, R] | None = None, **options: Any) -> Any:
+@overload
+def flow(fn: Callable[P, R]) -> Flow[P, R]: ...
+@overload
+def flow(fn: None = None, **options: Any) -> Callable[[Callable[P, R]], Flow[P, R]]: ...
+def flow(fn: Callable[P, R] | None = None, **options: Any) -> Flow[P, R] | Callable[[Callable[P, R]], Flow[P, R]]:
     """Decorate a workflow: `@flow(name=..., flow_run_name=...)`."""
     if fn is not None:
         return Flow(fn, **options)

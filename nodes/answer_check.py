@@ -222,11 +222,12 @@ def check_citations(answer: str, fragments: list[str]) -> Citations:
         parts: list[str] = []
         end = 0
         for match in markers:
-            number = int(match.group(2))
-            if number in jointly:
+            cited = int(match.group(2))
+            number: int | None = cited
+            if cited in jointly:
                 result.kept += 1
             else:
-                number = _judge_citation(number, support, judged=len(wanted) >= 2, result=result)
+                number = _judge_citation(cited, support, judged=len(wanted) >= 2, result=result)
             parts.append(span.text[end:match.start()])
             if number is not None and number not in chosen:
                 chosen.append(number)

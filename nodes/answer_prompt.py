@@ -34,7 +34,8 @@ Style = Literal["full", "short", "exact"]
 
 @cache
 def parts() -> dict[str, Any]:
-    return yaml.safe_load(prompts.load("answer_parts.yaml"))
+    loaded: dict[str, Any] = yaml.safe_load(prompts.load("answer_parts.yaml"))
+    return loaded
 
 
 class AnswerContext(BaseModel):
@@ -55,14 +56,15 @@ def _lines(values: list[str], bullet: str = "- ") -> str:
 
 
 def signal_text(signal: Signal) -> str:
-    note = parts()["signals"].get(signal.name, signal.name)
+    note: str = parts()["signals"].get(signal.name, signal.name)
     return note.format(detail=signal.detail) if "{detail}" in note else note
 
 
 def mode_text(style: Style, mode: str) -> str:
     """The mode line: the style's own wording when it has one, else the shared one."""
     p = parts()
-    return p["styles"][style].get("modes", {}).get(mode) or p["modes"][mode]
+    line: str = p["styles"][style].get("modes", {}).get(mode) or p["modes"][mode]
+    return line
 
 
 def render(context: AnswerContext) -> str:

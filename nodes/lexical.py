@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import cache, lru_cache
+from typing import Any
 
 from chunking.sentences import split_sentences
 from chunking.spans import Span
@@ -39,14 +40,14 @@ _STOP_LEMMAS = frozenset(
 
 
 @cache
-def _morph():  # -> pymorphy3.MorphAnalyzer, loaded once (≈ 0.2 s)
+def _morph() -> Any:  # pymorphy3.MorphAnalyzer, loaded once (≈ 0.2 s)
     import pymorphy3
 
     return pymorphy3.MorphAnalyzer(lang="ru")
 
 
 @cache
-def _stemmer():  # -> snowballstemmer's Russian stemmer
+def _stemmer() -> Any:  # snowballstemmer's Russian stemmer
     import snowballstemmer
 
     return snowballstemmer.stemmer("russian")
@@ -69,7 +70,8 @@ def term(word: str) -> str | None:
     normal = parse.normal_form.replace("ё", "е")
     if normal in _STOP_LEMMAS or len(normal) < 2:
         return None
-    return _stemmer().stemWord(normal)
+    stem: str = _stemmer().stemWord(normal)
+    return stem
 
 
 def terms(text: str) -> list[str]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import httpx
-from grove.observe import task
+from grove.observe import Task, task
 from grove.runs import time_left
 from pydantic import BaseModel, Field
 
@@ -338,7 +338,7 @@ def llm_chat(
     return complete(messages, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens, decoding=decoding)
 
 
-def llm_task():
+def llm_task() -> Task[..., LLMReply]:
     """`llm_chat` with the retry policy from settings (tests make the delays short)."""
     settings = get_settings()
     return llm_chat.with_options(retries=settings.llm_retries,

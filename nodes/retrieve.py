@@ -60,6 +60,9 @@ class Fragment(BaseModel):
         return document_label(self.source_type, self.source_identifier, title=self.title, page=self.page,
                               page_label=self.page_label, ts_start=self.ts_start, section=self.section)
 
+    def with_text(self, text: str) -> Fragment:
+        return self.model_copy(update={"text": text})
+
 
 _SEARCH = """
 with candidates as materialized (

@@ -92,7 +92,7 @@ def has_documents(owner_id: int) -> bool:
     with transaction() as conn:
         row = conn.execute("select exists (select 1 from document_chunks where owner_id = %s and is_active)"
                            " as found", (owner_id,)).fetchone()
-    return bool(row["found"])
+    return row is not None and bool(row["found"])
 
 
 _FOLLOWUP_START = re.compile(r"^\W*(а|и|ну|но|тогда|а если|а как|а что)\b", re.IGNORECASE)

@@ -10,13 +10,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, Self
 
 
-class Labelled(Protocol):
-    """A retrieved piece that can name its source (a chat fragment, a consultation snippet)."""
+class Citable(Protocol):
+    """A retrieved piece an answer can stand on — a chat fragment, a consultation snippet, a plan
+    step's fragment: its words (what citations are checked against, what a window may cut) and
+    the name of its source (what the block under the answer shows)."""
+
+    @property
+    def text(self) -> str: ...
 
     def source_label(self) -> str: ...
+
+    def with_text(self, text: str) -> Self:
+        """The same piece with its words replaced (cut to a window, or narrowed to a passage)."""
+        ...
 
 
 # How each kind of source is named in the block («pdf: отчёт.pdf», «ссылка: https://…»).
@@ -51,7 +60,7 @@ def strip_model_sources(answer: str) -> str:
     return _MODEL_SOURCES.sub("", answer).rstrip()
 
 
-def source_block(fragments: Sequence[Labelled], used: list[int]) -> str:
+def source_block(fragments: Sequence[Citable], used: list[int]) -> str:
     """One line per distinct source among the 1-based `used` fragments; empty when none is used."""
     chosen = [fragments[n - 1] for n in used if 1 <= n <= len(fragments)]
     labels: list[str] = []

@@ -67,6 +67,14 @@ class Snippet(BaseModel):
     page_label: str | None = None
     section: str | None = None
 
+    @property
+    def text(self) -> str:
+        """The words a citation is checked against (`Citable`)."""
+        return self.content
+
+    def with_text(self, text: str) -> Snippet:
+        return self.model_copy(update={"content": text})
+
     def source_label(self) -> str:
         if self.source_type == "qa":
             return f"одобренный ответ базы знаний: «{self.question}»"
