@@ -2,8 +2,10 @@
 
 It reads `user_state.current_mode` and branches, like the seed's n8n main
 workflow: commands and button presses → mode switch; messages → the chat or
-the documents branch. It runs inside a turn (`grove.dispatch.process`): one
-transaction for its writes, replies queued in the outbox and sent after commit.
+the documents branch. Every handler *returns* its replies and sends nothing: the
+turn around it (`grove.dispatch.process`) hands them to the one sender
+(`nodes.telegram_reply.send_reply`), into the outbox of the turn's one transaction,
+delivered after commit.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 from flows import texts
 from flows.mode_switch import menu, mode_switch
 from flows.moderation import is_moderation_update, moderation
-from grove import jobs, outbox
+from grove import jobs
 from grove.messages import IncomingUpdate, Reply
 from grove.observe import flow
 from grove.runs import current_run, deadline
@@ -29,7 +31,7 @@ from nodes.document_store import delete_user_documents
 from nodes.domain_profile import active_profile
 from nodes.ingest_types import IngestError, IngestItem
 from nodes.reply_stream import streaming
-from nodes.telegram_reply import answer_callback, send_reply, typing_indicator
+from nodes.telegram_reply import answer_callback, typing_indicator
 from nodes.topics import close_user_topics
 from nodes.user_state import UserState, read_user_state, start_new_session
 from nodes.voice_question import spoken, transcribe_question
@@ -45,11 +47,6 @@ def run_name(parameters: dict[str, Any]) -> str:
     if isinstance(update, IncomingUpdate):
         return f"{update.kind}-user{update.user_id}"
     return "update"
-
-
-def _say(update: IncomingUpdate, reply: Reply) -> list[Reply]:
-    send_reply(update.origin, reply)
-    return [reply]
 
 
 def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
@@ -68,7 +65,7 @@ def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
         except IngestError as exc:
             if (run := current_run()) is not None:
                 run.fail(f"voice question not transcribed: {exc.reason}")
-            return _say(update, Reply(chat_id=update.chat_id, text=exc.user_message))
+            return [Reply(chat_id=update.chat_id, text=exc.user_message)]
         said = texts.voice_heard(heard)
         update = update.model_copy(update={"text": heard})
     # A question longer than the model's room is cut before anything sees it, so neither this
@@ -84,8 +81,8 @@ def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
         text = texts.question_cut(question.kept_chars, question.original_chars) + "\n\n" + text
     if said:
         text = f"{said}\n\n{text}"
-    return _say(update, Reply(chat_id=update.chat_id, text=text, buttons=getattr(answer, "buttons", []),
-                              markdown=not answer.failed, replaces_message_id=draft.message_id if draft else None))
+    return [Reply(chat_id=update.chat_id, text=text, buttons=getattr(answer, "buttons", []),
+                              markdown=not answer.failed, replaces_message_id=draft.message_id if draft else None)]
 
 
 def offer_indexing(update: IncomingUpdate) -> list[Reply]:
@@ -93,11 +90,11 @@ def offer_indexing(update: IncomingUpdate) -> list[Reply]:
     rather than refused — the user plainly wants it somewhere."""
     items = classify_input(None, update.attachments)
     if not items:
-        return _say(update, Reply(chat_id=update.chat_id, text=texts.CHAT_NEEDS_TEXT))
+        return [Reply(chat_id=update.chat_id, text=texts.CHAT_NEEDS_TEXT)]
     token = confirmations.issue("index_offer", update.user_id, update.chat_id,
                                 {"items": [item.model_dump(mode="json") for item in items]})
-    return _say(update, Reply(chat_id=update.chat_id, text=texts.index_offer([_label(i) for i in items]),
-                              buttons=texts.index_offer_buttons(token)))
+    return [Reply(chat_id=update.chat_id, text=texts.index_offer([_label(i) for i in items]),
+                              buttons=texts.index_offer_buttons(token))]
 
 
 def index_offer(update: IncomingUpdate) -> list[Reply]:
@@ -107,9 +104,9 @@ def index_offer(update: IncomingUpdate) -> list[Reply]:
         else ("unknown", None)
     answer_callback(update.origin, update.callback_id)
     if verdict != "ok" or payload is None:
-        return _say(update, Reply(chat_id=update.chat_id, text=texts.INDEX_OFFER_STALE))
+        return [Reply(chat_id=update.chat_id, text=texts.INDEX_OFFER_STALE)]
     if answer != "yes":
-        return _say(update, Reply(chat_id=update.chat_id, text=texts.INDEX_OFFER_DECLINED))
+        return [Reply(chat_id=update.chat_id, text=texts.INDEX_OFFER_DECLINED)]
     items = [IngestItem.model_validate(item) for item in payload["items"]]
     return queue_indexing(update, items)
 
@@ -119,7 +116,7 @@ def culture_button(update: IncomingUpdate) -> list[Reply]:
     answer_callback(update.origin, update.callback_id)
     state = read_user_state(update.user_id)
     if state is None or state.current_mode != "chat" or active_profile() is None:
-        return _say(update, menu(update.chat_id, texts.NO_MODE_YET))
+        return [menu(update.chat_id, texts.NO_MODE_YET)]
     crop = (update.callback_data or "").split(":", 1)[1]
     return chat_branch(update.model_copy(update={"text": crop, "callback_data": None}), state)
 
@@ -133,7 +130,7 @@ def documents_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
     """
     items = classify_input(update.text, update.attachments)
     if not items:
-        return _say(update, Reply(chat_id=update.chat_id, text=texts.NOTHING_TO_INDEX))
+        return [Reply(chat_id=update.chat_id, text=texts.NOTHING_TO_INDEX)]
     return queue_indexing(update, items)
 
 
@@ -163,16 +160,15 @@ def queue_indexing(update: IncomingUpdate, items: list[IngestItem], *, replaces:
                           {"items": [item.model_dump(mode="json") for item in items],
                            "message_id": update.message_id, "replaces": replaces},
                           update_id=update.update_id)
-    ack = Reply(chat_id=update.chat_id, text=texts.ingest_accepted([_label(i) for i in items], waiting))
-    jobs.set_ack(job_id, outbox.add(update.chat_id, ack.model_dump(mode="json")))
-    return [ack]
+    return [Reply(chat_id=update.chat_id, text=texts.ingest_accepted([_label(i) for i in items], waiting),
+                  acknowledges_job=job_id)]
 
 
 def index_now(update: IncomingUpdate, items: list[IngestItem]) -> list[Reply]:
     from flows.ingest import confirmation, ingest
 
     outcomes = ingest(items, update.user_id)
-    return _say(update, Reply(chat_id=update.chat_id, text=confirmation(outcomes)))
+    return [Reply(chat_id=update.chat_id, text=confirmation(outcomes))]
 
 
 def _label(item: IngestItem) -> str:
@@ -188,18 +184,18 @@ def clean_base(update: IncomingUpdate) -> list[Reply]:
     data = update.callback_data or ""
     if not data:
         token = confirmations.issue("clean_base", update.user_id, update.chat_id)
-        return _say(update, Reply(chat_id=update.chat_id, text=texts.CLEAN_BASE_CONFIRM,
-                                  buttons=texts.clean_base_buttons(token)))
+        return [Reply(chat_id=update.chat_id, text=texts.CLEAN_BASE_CONFIRM,
+                                  buttons=texts.clean_base_buttons(token))]
     _, answer, token = (data.split(":", 2) + ["", ""])[:3]
     verdict = confirmations.use(token, "clean_base", update.user_id, update.chat_id) if token else "unknown"
     if verdict != "ok":
         answer_callback(update.origin, update.callback_id, texts.CLEAN_BASE_STALE_TOAST)
-        return _say(update, Reply(chat_id=update.chat_id, text=texts.CLEAN_BASE_STALE))
+        return [Reply(chat_id=update.chat_id, text=texts.CLEAN_BASE_STALE)]
     answer_callback(update.origin, update.callback_id)
     if answer == "yes":
         documents, _chunks = delete_user_documents(update.user_id)
-        return _say(update, Reply(chat_id=update.chat_id, text=texts.BASE_CLEANED.format(n=documents)))
-    return _say(update, Reply(chat_id=update.chat_id, text=texts.BASE_KEPT))
+        return [Reply(chat_id=update.chat_id, text=texts.BASE_CLEANED.format(n=documents))]
+    return [Reply(chat_id=update.chat_id, text=texts.BASE_KEPT)]
 
 
 def clean_chat_history(update: IncomingUpdate) -> list[Reply]:
@@ -208,7 +204,7 @@ def clean_chat_history(update: IncomingUpdate) -> list[Reply]:
     clear_state(update.user_id)
     close_user_topics(update.user_id)
     start_new_session(update.user_id, update.chat_id)
-    return _say(update, Reply(chat_id=update.chat_id, text=texts.CHAT_CLEANED))
+    return [Reply(chat_id=update.chat_id, text=texts.CHAT_CLEANED)]
 
 
 def group_message(update: IncomingUpdate) -> list[Reply]:
@@ -220,20 +216,20 @@ def group_message(update: IncomingUpdate) -> list[Reply]:
         return []
     if not update.addressed or update.edited:  # an edit was answered (or ignored) as first written
         return []
-    return _say(update, Reply(chat_id=update.chat_id, text=texts.GROUP_GO_PRIVATE))
+    return [Reply(chat_id=update.chat_id, text=texts.GROUP_GO_PRIVATE)]
 
 
 def show_help(update: IncomingUpdate) -> list[Reply]:
-    return _say(update, Reply(chat_id=update.chat_id, text=texts.HELP))
+    return [Reply(chat_id=update.chat_id, text=texts.HELP)]
 
 
 def by_mode(update: IncomingUpdate) -> list[Reply]:
     """A message that is not a command or a button: the user's mode decides what it is."""
     state = read_user_state(update.user_id)
     if state is None or state.current_mode is None:
-        return _say(update, menu(update.chat_id, texts.NO_MODE_YET))
+        return [menu(update.chat_id, texts.NO_MODE_YET)]
     if not (update.text or update.attachments or update.command):
-        return _say(update, Reply(chat_id=update.chat_id, text=texts.EMPTY_MESSAGE))
+        return [Reply(chat_id=update.chat_id, text=texts.EMPTY_MESSAGE)]
     return MODE_BRANCHES[state.current_mode](update, state)
 
 
@@ -298,5 +294,5 @@ def route(update: IncomingUpdate) -> Route:
 
 @flow(name="handle-update", flow_run_name=run_name)
 def handle_update(update: IncomingUpdate) -> list[Reply]:
-    """Route one update (`ROUTES`) and answer it."""
+    """Route one update (`ROUTES`); returns the replies, which the turn sends."""
     return route(update).handle(update)

@@ -343,7 +343,7 @@ def ingest_job(job: jobs.Job, stop: threading.Event | None = None) -> list[Inges
     The confirmation and the job's end are written in one transaction and delivered after it,
     so a crash between them never confirms twice or forgets to confirm.
     """
-    from nodes.telegram_reply import deliver_row
+    from nodes.telegram_reply import deliver_row, send_reply
 
     items = [IngestItem.model_validate(i) for i in job.payload["items"]]
     progress = ProgressMessage(job, [display_name(i) for i in items], get_settings().progress_every,
@@ -369,8 +369,7 @@ def ingest_job(job: jobs.Job, stop: threading.Event | None = None) -> list[Inges
         text = confirmation(outcomes)
         if replaced:
             text = f"{texts.edit_replaced(replaced)}\n{text}"
-        reply = Reply(chat_id=job.chat_id, text=text)
-        outbox.add(job.chat_id, reply.model_dump(mode="json"), edit_of=job.ack_id)
+        send_reply("telegram", Reply(chat_id=job.chat_id, text=text, edits_reply=job.ack_id))
         jobs.finish(job.id, "failed" if failed else "done",
                     result={"outcomes": [o.model_dump(mode="json") for o in outcomes],
                             "progress_edits": progress.edits, "trace": _trace()},

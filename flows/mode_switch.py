@@ -6,7 +6,7 @@ from grove.observe import flow
 
 from flows import texts
 from grove.messages import IncomingUpdate, Reply
-from nodes.telegram_reply import answer_callback, send_reply
+from nodes.telegram_reply import answer_callback
 from nodes.user_state import MODES, set_user_mode
 
 
@@ -16,21 +16,17 @@ def menu(chat_id: int, text: str = texts.MODE_MENU) -> Reply:
 
 @flow(name="mode-switch", flow_run_name="mode-switch-user{update.user_id}")
 def mode_switch(update: IncomingUpdate) -> list[Reply]:
-    """/start shows the menu; a press on «Чат» / «База» stores the mode and confirms it."""
+    """/start shows the menu; a press on «Чат» / «База» stores the mode and confirms it.
+
+    Returns the replies; the turn sends them (`nodes.telegram_reply.send_reply`)."""
     if update.callback_data is None:
-        reply = menu(update.chat_id)
-        send_reply(update.origin, reply)
-        return [reply]
+        return [menu(update.chat_id)]
 
     choice = update.callback_data
     if choice not in MODES:
         answer_callback(update.origin, update.callback_id, texts.UNKNOWN_BUTTON_TOAST)
-        reply = menu(update.chat_id, texts.UNKNOWN_BUTTON)
-        send_reply(update.origin, reply)
-        return [reply]
+        return [menu(update.chat_id, texts.UNKNOWN_BUTTON)]
 
     set_user_mode(update.user_id, update.chat_id, choice)
     answer_callback(update.origin, update.callback_id, texts.MODE_TOAST[choice])
-    reply = Reply(chat_id=update.chat_id, text=texts.MODE_CONFIRMED[choice])
-    send_reply(update.origin, reply)
-    return [reply]
+    return [Reply(chat_id=update.chat_id, text=texts.MODE_CONFIRMED[choice])]

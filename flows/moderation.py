@@ -16,7 +16,7 @@ from grove.messages import IncomingUpdate, Reply
 from nodes.dialogue_metrics import record_turn
 from nodes.moderation import (ModerationItem, Review, approve, get_item, is_admin, item_being_edited, next_pending,
                               pending_count, reject, start_edit)
-from nodes.telegram_reply import answer_callback, send_reply
+from nodes.telegram_reply import answer_callback
 
 
 def is_moderation_update(update: IncomingUpdate) -> bool:
@@ -44,12 +44,6 @@ def _outcome(review: Review, done_text: str) -> str:
     return texts.MODERATION_ALREADY.format(id=review.item.id, status=status)
 
 
-def _say(update: IncomingUpdate, *replies: Reply) -> list[Reply]:
-    for reply in replies:
-        send_reply(update.origin, reply)
-    return list(replies)
-
-
 @flow(name="moderation", flow_run_name="moderation-user{update.user_id}")
 def moderation(update: IncomingUpdate) -> list[Reply]:
     chat = update.chat_id
@@ -58,31 +52,31 @@ def moderation(update: IncomingUpdate) -> list[Reply]:
         record_turn(update.user_id, "moderation", "-", [], ["terminal_gate"],
                     {"attempt": update.callback_data or update.command})
         answer_callback(update.origin, update.callback_id, texts.MODERATION_ONLY_ADMINS)
-        return _say(update, Reply(chat_id=chat, text=texts.MODERATION_ONLY_ADMINS))
+        return [Reply(chat_id=chat, text=texts.MODERATION_ONLY_ADMINS)]
     if update.callback_data:
         answer_callback(update.origin, update.callback_id)
         _, action, raw_id = (update.callback_data.split(":") + ["", ""])[:3]
         if not raw_id.isdigit():
-            return _say(update, item_reply(chat, next_pending(update.user_id)))
+            return [item_reply(chat, next_pending(update.user_id))]
         item_id = int(raw_id)
         if action == "edit":
             review = start_edit(item_id, update.user_id)
             if review.done:
-                return _say(update, Reply(chat_id=chat, text=texts.MODERATION_EDIT_PROMPT.format(id=item_id)))
-            return _say(update, Reply(chat_id=chat, text=_outcome(review, "")),
-                        item_reply(chat, next_pending(update.user_id)))
+                return [Reply(chat_id=chat, text=texts.MODERATION_EDIT_PROMPT.format(id=item_id))]
+            return [Reply(chat_id=chat, text=_outcome(review, "")),
+                        item_reply(chat, next_pending(update.user_id))]
         if action == "approve":
             done = _outcome(approve(item_id, update.user_id), texts.MODERATION_APPROVED)
         elif action == "reject":
             done = _outcome(reject(item_id, update.user_id), texts.MODERATION_REJECTED)
         else:
             done = texts.UNKNOWN_BUTTON_TOAST
-        return _say(update, Reply(chat_id=chat, text=done), item_reply(chat, next_pending(update.user_id)))
+        return [Reply(chat_id=chat, text=done), item_reply(chat, next_pending(update.user_id))]
     editing = item_being_edited(update.user_id)
     if editing is not None and update.text and not update.command:
         done = _outcome(approve(editing.id, update.user_id, update.text), texts.MODERATION_APPROVED)
-        return _say(update, Reply(chat_id=chat, text=done), item_reply(chat, next_pending(update.user_id)))
+        return [Reply(chat_id=chat, text=done), item_reply(chat, next_pending(update.user_id))]
     if update.command_args.strip().lstrip("#").isdigit():  # `/moderation 42`: that item
         item = get_item(int(update.command_args.strip().lstrip("#")), update.user_id)
-        return _say(update, item_reply(chat, item))
-    return _say(update, item_reply(chat, next_pending(update.user_id)))
+        return [item_reply(chat, item)]
+    return [item_reply(chat, next_pending(update.user_id))]

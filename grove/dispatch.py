@@ -33,7 +33,7 @@ from grove import inbox, outbox, runs
 from grove.db import StoreUnavailable, unit_of_work
 from grove.messages import IncomingUpdate, Reply
 from grove.settings import get_settings
-from nodes.telegram_reply import console_turn, deliver_row, send_now
+from nodes.telegram_reply import console_turn, deliver_row, send_now, send_replies, send_reply
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +52,7 @@ def process(update: IncomingUpdate) -> list[Reply]:
             with (console_turn() if update.origin == "console" else nullcontext()), unit_of_work(), \
                     (outbox.collecting(source) if source else nullcontext()):
                 replies = handle_update.fn(update)
+                send_replies(update.origin, replies)  # the one sender: into the outbox, sent after commit
                 if durable:
                     inbox.finish(update.update_id, "failed" if run.failure else "done",  # type: ignore[arg-type]
                                  error=run.failure, trace=run.summary())
@@ -70,14 +71,11 @@ def _finish_failed(update: IncomingUpdate, source: outbox.Source | None, text: s
                    run: runs.Run | None = None) -> None:
     """Tell the user and close the update as failed, in one transaction (nothing else of the turn stays)."""
     reply = Reply(chat_id=update.chat_id, text=text)
-    if source is None:
-        if update.origin == "console":
-            print(f"\n🤖 {text}")
-        else:
-            send_now(reply)
+    if source is None:  # the console, or an update not in the inbox: said at once
+        send_reply(update.origin, reply)
         return
     with unit_of_work(), outbox.collecting(source):
-        outbox.add(update.chat_id, reply.model_dump(mode="json"))
+        send_reply(update.origin, reply)
         inbox.finish(source.update_id, "failed", error=reason,  # type: ignore[arg-type]
                      trace=run.summary() if run else None)
     deliver(outbox.unsent(source))

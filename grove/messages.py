@@ -89,3 +89,10 @@ class Reply(BaseModel):
     replaces_message_id: int | None = Field(
         default=None, description="a streamed draft of this reply (nodes/reply_stream.py): its first piece edits it"
     )
+    edits_reply: int | None = Field(
+        default=None, description="an earlier reply (its outbox id) whose message this one edits: a job's result "
+                                  "edits the job's acknowledgement"
+    )
+    acknowledges_job: int | None = Field(
+        default=None, description="the background job this reply acknowledges: the job edits it with progress"
+    )

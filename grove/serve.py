@@ -15,6 +15,7 @@ from prefect import flow
 from flows.ingest import ingest as _ingest
 from flows.mode_switch import mode_switch as _mode_switch
 from grove.messages import IncomingUpdate, Reply
+from grove.observe import flow as observed_flow
 
 DEPLOYMENT_NAME = "grove"
 
@@ -27,7 +28,23 @@ def handle_update(update: IncomingUpdate) -> list[Reply]:
     return process(update)
 
 
-mode_switch: Any = _mode_switch.to_prefect()
+
+
+@observed_flow(name="mode-switch", flow_run_name="mode-switch-user{update.user_id}")
+def _mode_switch_said(update: IncomingUpdate) -> list[Reply]:
+    """/start shows the menu; a press on «Чат» / «База» stores the mode and confirms it.
+
+    Run by itself (from the UI) there is no turn around it, so this entry point sends what
+    the flow returns (`send_replies`: at once, outside a turn), as the turn does for an update.
+    """
+    from nodes.telegram_reply import send_replies
+
+    replies = _mode_switch(update)
+    send_replies(update.origin, replies)
+    return replies
+
+
+mode_switch: Any = _mode_switch_said.to_prefect()
 ingest: Any = _ingest.to_prefect()
 
 

@@ -26,7 +26,7 @@ from grove import jobs, outbox, runs
 from grove.db import StoreUnavailable, unit_of_work
 from grove.messages import Reply
 from grove.settings import get_settings
-from nodes.telegram_reply import deliver_row, send_now
+from nodes.telegram_reply import deliver_row, send_now, send_reply
 
 log = logging.getLogger(__name__)
 
@@ -130,8 +130,7 @@ class JobWorker:
         with runs.run("ingest-job", f"ingest-job-{job.id}-user{job.user_id}", {"job": job}) as run:
             run.fail(reason)
             with unit_of_work(), outbox.collecting(source):
-                outbox.add(job.chat_id, Reply(chat_id=job.chat_id, text=text).model_dump(mode="json"),
-                           edit_of=job.ack_id)
+                send_reply("telegram", Reply(chat_id=job.chat_id, text=text, edits_reply=job.ack_id))
                 jobs.finish(job.id, "failed", error=reason)
         outbox.deliver(outbox.unsent(source), deliver_row)
 

@@ -1,6 +1,8 @@
-"""Telegram reply node: the one way a flow talks back to a user.
+"""Telegram reply node: the one way grove talks back to a user.
 
-On the `telegram` origin a reply made inside a turn goes to the outbox (it is sent
+Flows and handlers *return* their replies; the turn that ran them (`grove.dispatch.process`),
+a background job's end, and a failed turn's apology hand them to `send_reply` — the one
+sender. On the `telegram` origin a reply made inside a turn goes to the outbox (it is sent
 after the turn commits, see `grove.outbox`); outside a turn it is sent at once. On
 the `console` origin it prints, so the local console drives the same flows.
 Flows may run in a worker far from the bot process, so the node owns its own
@@ -22,7 +24,7 @@ from typing import Any, TypeVar
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
 
-from grove import outbox
+from grove import jobs, outbox
 from grove.messages import Origin, Reply
 from grove.observe import task
 from grove.settings import get_settings
@@ -154,9 +156,17 @@ def send_reply(origin: Origin, reply: Reply) -> list[int]:
             _print_reply(reply)
         return []
     if outbox.current_source() is not None:
-        outbox.add(reply.chat_id, reply.model_dump(mode="json"))
+        row = outbox.add(reply.chat_id, reply.model_dump(mode="json"), edit_of=reply.edits_reply)
+        if reply.acknowledges_job is not None:  # the job's progress and result edit this message
+            jobs.set_ack(reply.acknowledges_job, row)
         return []
     return send_now(reply)
+
+
+def send_replies(origin: Origin, replies: list[Reply]) -> None:
+    """Send a turn's replies, in order, through `send_reply`."""
+    for reply in replies:
+        send_reply(origin, reply)
 
 
 def deliver_row(row: outbox.OutboxRow, sent: Callable[[int], None]) -> None:

@@ -103,3 +103,35 @@ def test_chunking_a_document_does_not_load_media_decoding() -> None:
     probe = "import sys, nodes.chunk_document; print('av' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+# The places that send: a turn (the dispatcher), a deployment run by itself, a job's end.
+SENDERS = {"grove/dispatch.py", "grove/serve.py", "grove/worker.py", "flows/ingest.py", "nodes/telegram_reply.py"}
+
+
+def _calls(path: Path) -> set[str]:
+    """Names of what a module calls (`send_reply(…)`, `outbox.add(…)` → `send_reply`, `outbox.add`)."""
+    called: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name):
+                called.add(node.func.id)
+            elif isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+                called.add(f"{node.func.value.id}.{node.func.attr}")
+    return called
+
+
+def test_replies_go_out_through_one_sender() -> None:
+    """Handlers and flows return their replies; only a turn, a deployment's entry point and a job's
+    end hand them to `send_reply`, and nothing but the sender writes to the outbox."""
+    problems = [
+        f"{path.relative_to(ROOT)} calls {name}"
+        for package in ("grove", "flows", "nodes")
+        for path in (ROOT / package).rglob("*.py")
+        if str(path.relative_to(ROOT)) not in SENDERS
+        for name in _calls(path) & {"send_reply", "send_replies", "send_now", "outbox.add"}
+    ]
+    assert problems == []
+    writers = [str(p.relative_to(ROOT)) for package in ("grove", "flows", "nodes") for p in (ROOT / package).rglob("*.py")
+               if "outbox.add" in _calls(p)]
+    assert writers == ["nodes/telegram_reply.py"]
