@@ -118,6 +118,11 @@ def other_user_id() -> int:
 
 
 @pytest.fixture
+def third_user_id() -> int:
+    return next(_user_ids)
+
+
+@pytest.fixture
 def standin(store: str) -> Iterator[TelegramStandin]:
     """The Bot API stand-in, with the settings pointing the bot and the reply node at it."""
     from nodes.telegram_reply import close_bots
