@@ -11,6 +11,7 @@ import itertools
 import os
 import shutil
 import socket
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -62,6 +63,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_ROOT, ignore_errors=True)
+    # The token counter keeps the model's vocabulary (a llama_cpp.Llama) for the process. Left to
+    # interpreter shutdown, it may be freed after llama_cpp's own globals are gone, and its __del__
+    # prints a TypeError traceback (which modules the run imported decides the order): free it now.
+    vocabulary = getattr(sys.modules.get("nodes.token_budget"), "_vocabulary", None)
+    if vocabulary is not None and hasattr(vocabulary, "cache_clear"):
+        vocabulary.cache_clear()
 
 
 @pytest.fixture(scope="session")

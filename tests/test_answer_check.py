@@ -1,0 +1,264 @@
+"""The answer checks of nodes/answer_check.py, unit by unit: no model, no database, no embeddings.
+
+Degenerate drafts (loops, another language, empty, too long, a refusal over a matching
+fragment), the extractive fallback, citations checked against the fragments' words, and the
+unfinished last sentence of a draft cut by the token limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+import nodes.quote
+from nodes.answer_check import (
+    CANNOT_ANSWER,
+    EXTRACT_LEAD,
+    NOT_FOUND,
+    Draft,
+    check_answer,
+    check_citations,
+    complete_sentences,
+    degenerate,
+    extractive_answer,
+    is_refusal,
+    sources_by_overlap,
+)
+
+RASPBERRY = [
+    "Ремонтантную малину весной подкармливают азотом: 15 г мочевины на квадратный метр.",
+    "Летом малине нужен калий и фосфор, азот после июля не вносят.",
+    "Осенью побеги ремонтантной малины срезают под корень, а летнюю малину обрезают после плодоношения.",
+]
+SPRING = "Чем подкормить малину весной?"
+GOOD = "Весной малину подкармливают азотом: 15 г мочевины на квадратный метр [1]."
+
+
+@pytest.fixture
+def lexical_quotes(env, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """The extractive fallback chooses by words only: the `meaning` selector would load the embedder."""
+    env(GROVE_QUOTE_SELECTOR="ranked")
+
+    def no_embedder(question: str, texts: object) -> list[float]:
+        raise AssertionError("the embedding model must not be loaded in a unit test")
+
+    monkeypatch.setattr(nodes.quote, "embedded_similarity", no_embedder)
+    yield
+
+
+def failed(text: str, question: str = SPRING, fragments: list[str] | None = None,
+           max_chars: int | None = None) -> list[str]:
+    return degenerate(Draft(text, question, RASPBERRY if fragments is None else fragments, max_chars))
+
+
+# --------------------------------------------------------------------------- degenerate drafts
+
+
+def test_a_sound_draft_passes_every_check() -> None:
+    assert failed(GOOD, max_chars=1500) == []
+    assert Draft(GOOD, SPRING).body == "Весной малину подкармливают азотом: 15 г мочевины на квадратный метр."
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("", ["empty"]),
+    ("   \n", ["empty"]),
+    ("…!?", ["empty"]),
+    ("[4]", ["empty", "bare_citations"]),
+    (" [1] [2] ", ["empty", "bare_citations"]),
+])
+def test_a_draft_without_words_is_empty(text: str, expected: list[str]) -> None:
+    assert failed(text) == expected
+
+
+@pytest.mark.parametrize("text", ["См. [4]", "Ответ: [1] и [2]"])
+def test_markers_with_a_word_or_two_are_bare_citations(text: str) -> None:
+    assert failed(text) == ["bare_citations"]
+
+
+@pytest.mark.parametrize("text", [
+    "Весной малину подкармливают азотом. " * 3,  # a short sentence three times
+    ("Весной малину подкармливают азотом, а летом малине нужен калий и фосфор. " * 2),  # a long one twice
+    "Весной подкормка нужна нужна нужна нужна нужна всегда.",  # a stuck word
+    "малину подкармливают весной азотом, " * 12,  # one sentence, few distinct 4-grams
+])
+def test_a_loop_is_repetition(text: str) -> None:
+    assert "repetition" in failed(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Весной малину подкармливают азотом. " * 2,  # a short sentence may be said twice
+    "Весной малину подкармливают азотом, а летом малине нужен калий и фосфор.",
+    "Весной подкормка нужна нужна нужна нужна всегда.",  # four in a row is not yet stuck
+])
+def test_what_is_not_a_loop(text: str) -> None:
+    assert "repetition" not in failed(text)
+
+
+def test_another_script_or_an_english_answer_is_not_russian() -> None:
+    assert failed("Весной малину подкармливают 这是 азотом.") == ["not_russian"]
+    english = "Run sudo apt update and then sudo apt upgrade to get the newest packages installed."
+    assert failed(english, "Как обновить Debian?", []) == ["not_russian"]
+
+
+def test_latin_words_the_fragments_use_are_not_a_foreign_language() -> None:
+    fragment = "Обновление: sudo apt update && sudo apt upgrade, затем sudo reboot now please."
+    draft = ("Чтобы обновить систему, выполните sudo apt update && sudo apt upgrade, затем перезагрузите "
+             "компьютер командой sudo reboot now please.")
+    assert failed(draft, "Как обновить Debian?", [fragment]) == []
+
+
+def test_a_draft_the_fragments_do_not_support_is_off_topic() -> None:
+    assert failed("Котлеты жарят на сковороде с луком, чесноком и перцем до золотистой корочки.") == ["off_topic"]
+
+
+def test_without_fragments_only_a_long_unrelated_draft_is_off_topic() -> None:
+    short = "Котлеты жарят на сковороде с луком, чесноком и перцем."
+    long = ("Кошки любят спать на солнце целый день, а собаки предпочитают гулять в парке с хозяевами, "
+            "играть с мячом до вечера и потом долго отдыхать на мягком диване у окна.")
+    assert failed(short, "Как обрезать малину?", []) == []
+    assert failed(long, "Как обрезать малину?", []) == ["off_topic"]
+
+
+def test_the_question_said_back_is_an_echo() -> None:
+    assert failed("Чем подкормить малину весной?") == ["echo"]
+
+
+def test_length_is_measured_without_citation_markers() -> None:
+    body = "Весной малину подкармливают азотом."
+    assert failed(body, max_chars=len(body) - 1) == ["too_long"]
+    assert failed(body + " [1]" * 10, max_chars=len(body)) == []
+
+
+def test_a_refusal_over_a_fragment_that_answers_is_refused() -> None:
+    refusal = "В ваших документах об этом не сказано."
+    assert failed(refusal) == ["refused"]
+    assert failed(refusal, fragments=[]) == []  # nothing shown: the refusal may well be true
+
+
+@pytest.mark.parametrize(("text", "refusal"), [
+    ("В ваших документах об этом не сказано.", True),
+    ("Не нашёл ответа на этот вопрос [1].", True),
+    ("Нет информации о подкормке голубики.", True),
+    ("Весной малину подкармливают азотом.", False),
+    ("Об этом не сказано прямо, но " + "малину весной подкармливают азотом и мочевиной, " * 6, False),
+])
+def test_is_refusal_only_for_a_short_refusal(text: str, refusal: bool) -> None:
+    assert is_refusal(text) is refusal
+
+
+# --------------------------------------------------------------------------- a draft cut by the token limit
+
+
+def test_the_unfinished_last_sentence_goes() -> None:
+    assert complete_sentences("Весной подкармливают азотом. Летом вносят калий и фос") == "Весной подкармливают азотом."
+    assert complete_sentences("Азот вносят весной.\n\n- мочевина\n- селит") == "Азот вносят весной.\n\n- мочевина"
+
+
+@pytest.mark.parametrize("text", [
+    "Весной подкармливают азотом. Летом вносят калий.",
+    "Азот вносят весной! Калий — летом…",
+    "Азот вносят весной. Подробнее — в разделе «Подкормка»",
+    "Весной подкармливают азот",  # a single sentence is kept: nothing would be left
+])
+def test_a_finished_draft_is_kept_whole(text: str) -> None:
+    assert complete_sentences(text) == text
+
+
+# --------------------------------------------------------------------------- citations
+
+
+def test_a_citation_is_moved_to_the_fragment_that_says_it() -> None:
+    checked = check_citations("Весной малину подкармливают азотом: 15 г мочевины на квадратный метр [2].", RASPBERRY)
+    assert checked.text == GOOD
+    assert (checked.used, checked.kept, checked.moved, checked.dropped) == ([1], 0, 1, 0)
+
+
+def test_each_sentence_is_judged_on_its_own() -> None:
+    checked = check_citations("Весной малину подкармливают азотом, мочевиной [2]. Летом вносят калий и фосфор [2].",
+                              RASPBERRY)
+    assert checked.text == "Весной малину подкармливают азотом, мочевиной [1]. Летом вносят калий и фосфор [2]."
+    assert (checked.used, checked.kept, checked.moved) == ([1, 2], 1, 1)
+
+
+def test_a_citation_out_of_range_is_dropped_with_its_punctuation_mended() -> None:
+    checked = check_citations("Весной малину подкармливают азотом, см. [9].", RASPBERRY)
+    assert checked.text == "Весной малину подкармливают азотом, см."  # not «см..»
+    assert (checked.used, checked.dropped) == ([], 1)
+
+
+def test_a_citation_no_fragment_supports_is_dropped() -> None:
+    checked = check_citations("Котлеты жарят на сковороде с луком и чесноком до корочки [2].", RASPBERRY)
+    assert checked.text == "Котлеты жарят на сковороде с луком и чесноком до корочки."
+    assert (checked.used, checked.dropped) == ([], 1)
+
+
+def test_citations_backing_a_sentence_together_are_kept() -> None:
+    checked = check_citations("Весной азотом [1], а летом калием и фосфором [2].", RASPBERRY)
+    assert checked.text == "Весной азотом [1], а летом калием и фосфором [2]."
+    assert (checked.used, checked.kept, checked.moved, checked.dropped) == ([1, 2], 2, 0, 0)
+
+
+def test_a_repeated_marker_is_written_once() -> None:
+    checked = check_citations("Весной малину подкармливают азотом [1][1].", RASPBERRY)
+    assert checked.text == "Весной малину подкармливают азотом [1]." and checked.used == [1]
+
+
+def test_without_fragments_every_marker_goes() -> None:
+    checked = check_citations("Весной малину подкармливают азотом [1]. Летом — калием [3].", [])
+    assert checked.text == "Весной малину подкармливают азотом. Летом — калием." and checked.used == []
+
+
+def test_an_answer_without_markers_gets_the_sources_that_back_it() -> None:
+    answer = "Весной малину подкармливают азотом: 15 г мочевины на квадратный метр."
+    checked = check_citations(answer, RASPBERRY)
+    assert checked.text == answer and checked.used == [1]
+
+
+def test_uncited_sources_are_the_backing_ones_and_at_most_two() -> None:
+    assert sources_by_overlap("Малина — это ягода. Её едят летом и варят из неё варенье.", RASPBERRY) == []
+    three = ("Весной малину подкармливают азотом и мочевиной. Летом малине нужен калий и фосфор. "
+             "Осенью побеги ремонтантной малины срезают под корень.")
+    assert sources_by_overlap(three, RASPBERRY) == [1, 2]
+
+
+# --------------------------------------------------------------------------- the fallback
+
+
+def test_the_extractive_answer_quotes_the_sentence_that_answers(lexical_quotes: None) -> None:
+    extract = extractive_answer(SPRING, RASPBERRY)
+    assert extract.text == f"{EXTRACT_LEAD}\n«{RASPBERRY[0]}»" and extract.used == [1]
+    assert extractive_answer(SPRING, RASPBERRY, lead="Вот что нашлось:").text.startswith("Вот что нашлось:\n«")
+
+
+def test_nothing_to_quote_gives_no_extract(lexical_quotes: None) -> None:
+    assert extractive_answer(SPRING, []).text == ""
+    assert extractive_answer(SPRING, ["Коротко.", "Да."]).text == ""  # too short to quote
+
+
+def test_a_degenerate_draft_is_replaced_by_the_quote(lexical_quotes: None) -> None:
+    checked = check_answer("[4]", SPRING, RASPBERRY)
+    assert checked.fallback and not checked.accepted
+    assert checked.degenerate == ["empty", "bare_citations"]
+    assert checked.text == f"{EXTRACT_LEAD}\n«{RASPBERRY[0]}»" and checked.used == [1]
+
+
+def test_without_fragments_the_no_answer_text_depends_on_the_search() -> None:
+    loop = "Весной малину подкармливают азотом. " * 3
+    assert check_answer(loop, SPRING, []).text == NOT_FOUND
+    assert check_answer(loop, SPRING, [], searched=False).text == CANNOT_ANSWER
+    own = check_answer(loop, SPRING, [], no_answer="Пока не знаю.")
+    assert own.text == "Пока не знаю." and own.used == [] and own.degenerate == ["repetition"]
+
+
+def test_an_accepted_draft_has_its_citations_checked() -> None:
+    checked = check_answer("Весной малину подкармливают азотом: 15 г мочевины на квадратный метр [3].",
+                           SPRING, RASPBERRY)
+    assert checked.accepted and checked.degenerate == []
+    assert checked.text == GOOD and checked.used == [1] and checked.citations_moved == 1
+
+
+def test_a_truncated_draft_loses_only_its_unfinished_sentence() -> None:
+    draft = "Весной малину подкармливают азотом [1]. Летом вносят калий и фос"
+    assert check_answer(draft, SPRING, RASPBERRY, truncated=True).text == "Весной малину подкармливают азотом [1]."
+    assert check_answer(draft, SPRING, RASPBERRY).text == draft  # not cut unless it was

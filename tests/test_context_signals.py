@@ -1,0 +1,55 @@
+"""The turn's detectors (nodes/context_signals.py): what they notice in a message, and what they do not."""
+
+from __future__ import annotations
+
+import pytest
+
+from nodes.context_signals import Signal, detect_signals
+
+
+def names(message: str) -> list[str]:
+    return [s.name for s in detect_signals(message)]
+
+
+@pytest.mark.parametrize("message", ["Здравствуйте, коллеги", "  —Добрый вечер!", "Доброе утро", "Hi!",
+                                     "Доброго времени суток. Как обрезать малину?"])
+def test_a_greeting_opens_the_message(message: str) -> None:
+    assert names(message) == ["greeting"]
+
+
+@pytest.mark.parametrize("message", ["Скажи привет маме", "history of raspberry", "Приветливые соседи подарили саженцы"])
+def test_a_greeting_word_elsewhere_is_no_greeting(message: str) -> None:
+    assert "greeting" not in names(message)
+
+
+def test_a_document_question_names_at_most_three_indicators() -> None:
+    [signal] = detect_signals("Что в https://example.com/a и в файле отчёт.pdf по базе из документа?")
+    assert signal == Signal(name="asks_document", detail="url, file name, phrase «по базе»")
+
+
+@pytest.mark.parametrize("message", ["Где это написано?", "На что вы опираетесь?", "Откуда информация?",
+                                     "Дайте ссылку на статью"])
+def test_asking_where_it_comes_from_is_asks_source(message: str) -> None:
+    assert "asks_source" in names(message)
+
+
+@pytest.mark.parametrize(("message", "complains"), [
+    ("Вы ошибаетесь", True),
+    ("Не работает ваш совет", True),
+    ("Это бред", True),
+    ("Ерунда какая-то", True),
+    ("Не то!", True),
+    ("Я не согласна", True),
+    ("Это не того сорта малина", False),  # «не то» as a whole word only
+    ("Бредовые идеи соседа про обрезку", False),  # «бред» as a whole word only
+    ("Спасибо, всё получилось", False),
+])
+def test_a_complaint_is_noticed(message: str, complains: bool) -> None:
+    assert ("complaint" in names(message)) is complains
+
+
+def test_signals_come_in_the_detectors_order() -> None:
+    signals = detect_signals("Здравствуйте, в файле отчёт.pdf ерунда, где это написано?")
+    assert [s.name for s in signals] == ["greeting", "asks_document", "asks_source", "complaint"]
+    assert signals[1].detail == "file name, phrase «в файле»"
+    assert signals[0].detail == signals[2].detail == signals[3].detail == ""
