@@ -46,7 +46,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager as ContextManager
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -252,7 +252,7 @@ def _run_window(layout: _Layout, ids: list[int], device: torch.device) -> torch.
         "modality": "text",
     }
     out = layout.transformer(features)
-    return out["token_embeddings"][0]
+    return cast("torch.Tensor", out["token_embeddings"][0])
 
 
 def late_chunk_embeddings(
@@ -345,7 +345,7 @@ def late_chunk_embeddings(
         vectors = features["sentence_embedding"]
         if getattr(model, "truncate_dim", None):
             vectors = vectors[..., : model.truncate_dim]
-        return vectors.float().cpu().numpy().astype(np.float32, copy=False)
+        return cast(np.ndarray, vectors.float().cpu().numpy().astype(np.float32, copy=False))
 
 
 def naive_chunk_embeddings(

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import logging
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 from grove.observe import flow
 from pydantic import BaseModel, Field
@@ -55,7 +55,7 @@ APOLOGY = ("Извините, сейчас я не могу ответить: с
 
 @cache
 def rag_tool() -> dict[str, Any]:
-    return json.loads(prompts.load("rag_tool.json"))
+    return cast(dict[str, Any], json.loads(prompts.load("rag_tool.json")))
 
 
 class ChatAnswer(BaseModel):

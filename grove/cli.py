@@ -6,8 +6,12 @@ import argparse
 import logging
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from grove.settings import get_settings
+
+if TYPE_CHECKING:
+    from grove.postgres_server import EmbeddedPostgres
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
@@ -55,7 +59,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     return run_ask(args.question, args.user, args.verbose_fragments)
 
 
-def _embedded():
+def _embedded() -> EmbeddedPostgres:
     from grove.postgres_server import EmbeddedPostgres
 
     settings = get_settings()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import mimetypes
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
@@ -12,11 +13,14 @@ from rich.table import Table
 from grove.runtime import Stack, start_prefect, start_store
 from grove.settings import get_settings
 
+if TYPE_CHECKING:
+    from nodes.ingest_types import IngestItem
+
 MEDIA_SUFFIXES = {".ogg", ".oga", ".opus", ".mp3", ".m4a", ".wav", ".flac", ".aac", ".mp4", ".mkv",
                   ".webm", ".mov", ".avi"}
 
 
-def item_for(argument: str):  # -> IngestItem
+def item_for(argument: str) -> IngestItem:
     """A URL becomes a link item; a path a file or media item (by type)."""
     from nodes.ingest_types import IngestItem
 

@@ -37,6 +37,7 @@ def enqueue(kind: str, user_id: int, chat_id: int, payload: dict[str, Any], *,
         row = conn.execute(
             "insert into jobs (kind, user_id, chat_id, update_id, payload) values (%s, %s, %s, %s, %s)"
             " returning id", (kind, user_id, chat_id, update_id, Jsonb(payload))).fetchone()
+    assert row is not None  # insert … returning: one row
     return int(row["id"])
 
 
@@ -98,6 +99,7 @@ def open_jobs(user_id: int) -> int:
     with transaction() as conn:
         row = conn.execute("select count(*) as n from jobs where user_id = %s and status in ('queued', 'running')",
                            (user_id,)).fetchone()
+    assert row is not None  # count(*): one row
     return int(row["n"])
 
 

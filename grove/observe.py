@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Generic, ParamSpec, TypeVar, overload
+from typing import Any, Generic, Literal, ParamSpec, TypeVar, overload
 
 from grove.runs import current_run, describe, in_stage, run, time_left
 
@@ -78,6 +78,12 @@ class TaskFuture(Generic[R]):
 
     def __init__(self, future: Future[R]) -> None:
         self._future = future
+
+    @overload
+    def result(self, timeout: float | None = None, raise_on_failure: Literal[True] = True) -> R: ...
+
+    @overload
+    def result(self, timeout: float | None = None, raise_on_failure: bool = True) -> R | BaseException: ...
 
     def result(self, timeout: float | None = None, raise_on_failure: bool = True) -> R | BaseException:
         try:

@@ -184,13 +184,14 @@ def prefect_database(settings: Settings, quiet: bool = False) -> str | None:
                 conn.execute(sql.SQL("create database prefect"))
         info = psycopg.conninfo.conninfo_to_dict(settings.database_url)
         info["dbname"] = "prefect"
-        with psycopg.connect(psycopg.conninfo.make_conninfo(**info), autocommit=True) as conn:
+        with psycopg.connect(psycopg.conninfo.make_conninfo("", **info), autocommit=True) as conn:
             conn.execute("create extension if not exists pg_trgm")  # Prefect's server needs it
     except psycopg.Error as exc:
         if not quiet:
             say(f"Prefect keeps its runs in SQLite (no `prefect` database in Postgres: {exc})")
         return None
-    user, password = info.get("user", ""), info.get("password", "")
+    # Parsed from a connection string, every value is a str (psycopg types them str | int | None).
+    user, password = str(info.get("user", "")), str(info.get("password", ""))
     auth = f"{quote(user)}:{quote(password)}@" if password else (f"{quote(user)}@" if user else "")
     return f"postgresql+asyncpg://{auth}{info.get('host', '127.0.0.1')}:{info.get('port', 5432)}/prefect"
 

@@ -8,7 +8,7 @@ reads them from prefect.yaml); run by Prefect's engine, their stages attach to i
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from prefect import flow
 
@@ -16,6 +16,9 @@ from flows.ingest import ingest as _ingest
 from flows.mode_switch import mode_switch as _mode_switch
 from grove.messages import IncomingUpdate, Reply
 from grove.observe import flow as observed_flow
+
+if TYPE_CHECKING:
+    from prefect.deployments.runner import RunnerDeployment
 
 DEPLOYMENT_NAME = "grove"
 
@@ -51,8 +54,11 @@ ingest: Any = _ingest.to_prefect()
 def serve_flows() -> None:
     from prefect import serve
 
+    # Prefect types to_deployment as "a deployment, or a coroutine when called in an event loop";
+    # this is called outside one, so it is the deployment.
     serve(
-        handle_update.to_deployment(name=DEPLOYMENT_NAME, description=handle_update.__doc__),
+        cast("RunnerDeployment",
+             handle_update.to_deployment(name=DEPLOYMENT_NAME, description=handle_update.__doc__)),
         mode_switch.to_deployment(name=DEPLOYMENT_NAME, description=mode_switch.__doc__),
         ingest.to_deployment(name=DEPLOYMENT_NAME, description=ingest.__doc__),
         limit=8,

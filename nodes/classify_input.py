@@ -78,7 +78,9 @@ def _is_media(kind: str | None, file_name: str | None, mime_type: str | None) ->
     mime = (mime_type or "").lower()
     if mime.startswith(("audio/", "video/")):
         return True
-    return bool(file_name) and PurePosixPath(file_name).suffix.lower() in MEDIA_EXTENSIONS
+    if not file_name:
+        return False
+    return PurePosixPath(file_name).suffix.lower() in MEDIA_EXTENSIONS
 
 
 def classify_message(text: str | None, attachments: Iterable[Any] | None = None) -> list[IngestItem]:

@@ -24,6 +24,7 @@ def record_turn(user_id: int, flow: str, template: str, signals: list[str], guar
             " values (%s, %s, %s, %s::jsonb, %s::jsonb, %s::jsonb) returning id",
             (user_id, flow, template, json.dumps(signals, ensure_ascii=False),
              json.dumps(guards), json.dumps(meta or {}, ensure_ascii=False))).fetchone()
+    assert row is not None  # insert … returning: one row
     return int(row["id"])
 
 

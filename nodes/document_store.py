@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
-import psycopg
 from grove.observe import task
 from pydantic import BaseModel
 
-from grove.db import transaction
+from grove.db import Connection, transaction
 from nodes.ingest_types import ExtractedDocument
 
 _SPACES = re.compile(r"\s+")
@@ -48,7 +47,7 @@ class StoredDocument(BaseModel):
     job_id: int | None = None  # the background job that stored it (a resumed job knows its own work)
 
 
-def _existing(conn: psycopg.Connection, owner_id: int, digest: str) -> StoredDocument | None:
+def _existing(conn: Connection, owner_id: int, digest: str) -> StoredDocument | None:
     row = conn.execute(
         "select id, title, chunk_count, job_id from documents"
         " where owner_id = %s and content_hash = %s and is_active",
@@ -190,7 +189,7 @@ def vector_text(vector: Sequence[float] | np.ndarray) -> str:
     return "[" + ",".join(f"{v:.7g}" for v in values) + "]"
 
 
-def _json(value: dict[str, object]) -> str:
+def _json(value: Mapping[str, object]) -> str:
     import json
 
     return json.dumps(value, ensure_ascii=False)

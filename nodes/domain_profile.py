@@ -56,7 +56,7 @@ class DomainProfile(BaseModel):
     @property
     def labels(self) -> list[str]:
         """Every label the classifier may answer, in a stable order (seed 000's list)."""
-        labels: list[str] = []
+        labels: list[str | None] = []  # a crop's general label may be unset
         for name, crop in self.crops.items():
             labels += [*crop.varieties, crop.general] if crop.varieties else [name]
         return [label for label in labels if label] + self.unclear

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 from grove.observe import task
@@ -153,7 +153,7 @@ class Embedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """One query vector ``[dim]`` (query prompt)."""
-        return self.embed_queries([text])[0]
+        return cast(np.ndarray, self.embed_queries([text])[0])
 
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         """Query vectors ``[n, dim]`` (query prompt)."""
@@ -251,16 +251,16 @@ def embed_chunks(
     text: str, chunks: list[Chunk], mode: ChunkingMode | None = None, title: str | None = None
 ) -> list[list[float]]:
     """Chunk vectors of one document (late chunking unless settings say naive)."""
-    return get_embedder().embed_chunks(text, chunks, mode, title).tolist()
+    return cast(list[list[float]], get_embedder().embed_chunks(text, chunks, mode, title).tolist())
 
 
 @task(name="embed-query")
 def embed_query(text: str) -> list[float]:
     """The vector of a search query (query prompt)."""
-    return get_embedder().embed_query(text).tolist()
+    return cast(list[float], get_embedder().embed_query(text).tolist())
 
 
 @task(name="embed-documents")
 def embed_documents(texts: list[str]) -> list[list[float]]:
     """Vectors of standalone passages (document prompt), e.g. saved Q&A pairs."""
-    return get_embedder().embed_documents(texts).tolist()
+    return cast(list[list[float]], get_embedder().embed_documents(texts).tolist())

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING
 
 from grove.settings import Settings
@@ -103,7 +104,8 @@ def load_model(key: ModelKey, settings: Settings) -> SentenceTransformer:
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as transformers_logging
 
-    transformers_logging.disable_progress_bar()  # «Loading weights» bars are library noise, not the user's
+    # «Loading weights» bars are library noise, not the user's (transformers leaves the function unannotated)
+    transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     torch.set_num_threads(max(1, settings.cpu_threads))
     dtype = {"bfloat16": torch.bfloat16, "float32": torch.float32}[key.dtype]
     try:
@@ -180,5 +182,6 @@ class PriorityLock:
         self._held = self.hold(urgent=True)
         self._held.__enter__()
 
-    def __exit__(self, *exc: object) -> None:
-        self._held.__exit__(*exc)
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self._held.__exit__(exc_type, exc, traceback)

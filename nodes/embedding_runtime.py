@@ -35,7 +35,9 @@ __all__ = ["RUNTIMES", "EncoderRuntime", "TorchEncoder", "load_runtime", "resolv
 class EncoderRuntime(Protocol):
     """What the embedder needs of an engine: vectors for texts that already carry their prompt."""
 
-    name: str
+    @property
+    def name(self) -> str: ...  # read-only: an ONNX encoder derives it from its precision
+
     device: str
     dim: int
     tokenizer: Any
@@ -54,7 +56,10 @@ class TorchEncoder:
         self.model = model
         self.device = str(model.device)
         getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-        self.dim = int(getter())
+        dim = getter()
+        if dim is None:  # the TypeError int(None) gave, with the model named
+            raise TypeError(f"{type(model).__name__} reports no embedding dimension")
+        self.dim = int(dim)
         self.tokenizer = model.tokenizer
 
     def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:

@@ -190,13 +190,13 @@ class _Renderer:
             self._marker = None
             self._tight_next = False
             return
-        block = tag in _BLOCK_TAGS
-        if block:
+        is_block = tag in _BLOCK_TAGS
+        if is_block:
             self._flush(element)
             if tag == "dd" or context in _TIGHT_CONTEXTS:
                 self._tight_next = True
-        self._render_children(element, in_link=in_link or tag == "a", context=tag if block else context)
-        if block:
+        self._render_children(element, in_link=in_link or tag == "a", context=tag if is_block else context)
+        if is_block:
             self._flush(element)
 
     def _render_children(self, element: Any, *, in_link: bool, context: str) -> None:
@@ -377,7 +377,7 @@ def to_document(extraction: HtmlExtraction, *, source_type: str, identifier: str
                 meta: dict[str, str | int | float | bool | None] | None = None) -> ExtractedDocument:
     """The extraction as an ExtractedDocument (web pages and local HTML files alike)."""
     return ExtractedDocument(
-        source_type=source_type,  # type: ignore[arg-type]
+        source_type=source_type,
         source_identifier=identifier,
         title=extraction.title,
         author=extraction.author,

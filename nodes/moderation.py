@@ -10,12 +10,12 @@ transaction as the status change: it is searchable as tier 1 at once.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-import psycopg
 from grove.observe import task
 from pydantic import BaseModel
 
-from grove.db import transaction
+from grove.db import Connection, transaction
 from grove.settings import get_settings
 from nodes.document_store import vector_text
 from nodes.domain_profile import active_profile
@@ -61,13 +61,14 @@ def qa_text(question: str, answer: str) -> str:
     return f"{question}\n{answer}"
 
 
-def add_to_queue(conn: psycopg.Connection, user_id: int, topic_id: int | None, question: str, answer: str,
+def add_to_queue(conn: Connection, user_id: int, topic_id: int | None, question: str, answer: str,
                  culture: str | None, category_guess: str | None) -> int:
     """Inside the caller's transaction: a final answer waiting for an admin; returns its id."""
     row = conn.execute(
         "insert into moderation_queue (user_id, topic_id, question, answer, culture, category_guess)"
         " values (%s, %s, %s, %s, %s, %s) returning id",
         (user_id, topic_id, question, answer, culture, category_guess)).fetchone()
+    assert row is not None  # insert … returning: one row
     return int(row["id"])
 
 
@@ -78,18 +79,18 @@ def enqueue(user_id: int, topic_id: int | None, question: str, answer: str,
         return add_to_queue(conn, user_id, topic_id, question, answer, culture, category_guess)
 
 
-def _item(row: dict | None) -> ModerationItem | None:
+def _item(row: dict[str, Any] | None) -> ModerationItem | None:
     return ModerationItem.model_validate(row) if row else None
 
 
-def _while_pending(conn: psycopg.Connection, item_id: int, update: str, params: tuple) -> Review:
+def _while_pending(conn: Connection, item_id: int, update: str, params: tuple[object, ...]) -> Review:
     """Apply `update … ` to the item only if it is still pending (one statement, so no race)."""
     row = conn.execute(f"{update} where id = %s and status = 'pending' returning *",
                        (*params, item_id)).fetchone()
     return Review(item=ModerationItem.model_validate(row)) if row else _not_pending(conn, item_id)
 
 
-def _not_pending(conn: psycopg.Connection, item_id: int) -> Review:
+def _not_pending(conn: Connection, item_id: int) -> Review:
     """The review of an item that was no longer pending (reviewed meanwhile), or LookupError."""
     current = _item(conn.execute("select * from moderation_queue where id = %s", (item_id,)).fetchone())
     if current is None:
@@ -118,8 +119,9 @@ def get_item(item_id: int, reviewer_id: int) -> ModerationItem | None:
 @task(name="pending-count", retries=2, retry_delay_seconds=1)
 def pending_count() -> int:
     with transaction() as conn:
-        return int(conn.execute("select count(*) as n from moderation_queue where status = 'pending'")
-                   .fetchone()["n"])
+        row = conn.execute("select count(*) as n from moderation_queue where status = 'pending'").fetchone()
+    assert row is not None  # count(*): one row
+    return int(row["n"])
 
 
 @task(name="approve-answer", retries=2, retry_delay_seconds=1)
@@ -148,6 +150,7 @@ def approve(item_id: int, reviewer_id: int, edited_answer: str | None = None) ->
             " moderation_id, approved_by) values (%s, %s, %s, %s, %s::vector, %s, %s) returning id",
             (category, item.culture, item.question, answer, vector_text(vector), item_id,
              reviewer_id)).fetchone()
+        assert kb is not None  # insert … returning: one row
         row = conn.execute("update moderation_queue set knowledge_base_id = %s where id = %s returning *",
                            (kb["id"], item_id)).fetchone()
     return Review(item=ModerationItem.model_validate(row))

@@ -32,7 +32,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -115,14 +115,15 @@ def _export(source: Path, work: Path) -> Head:
             self.inner = inner
 
         def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-            return self.inner(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            return cast(torch.Tensor, self.inner(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state)
 
+    auto_model = cast(torch.nn.Module, modules[0].auto_model)  # the transformers model inside the Transformer module
     sample = model.tokenizer(["a sample", "a longer sample text"], padding=True, return_tensors="pt")
     batch, length = torch.export.Dim("batch"), torch.export.Dim("length")
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the exporter's deprecation and axis-naming notes are not the user's
         program = torch.onnx.export(
-            TokenEmbeddings(modules[0].auto_model).eval(),
+            TokenEmbeddings(auto_model).eval(),
             (sample["input_ids"], sample["attention_mask"]),
             input_names=["input_ids", "attention_mask"],
             output_names=["token_embeddings"],
@@ -130,13 +131,17 @@ def _export(source: Path, work: Path) -> Head:
             dynamo=True,
             verbose=False,
         )
+    assert program is not None  # the dynamo exporter returns its program
     program.save(str(work / FILES["fp32"]), external_data=True)
-    config = modules[0].auto_model.config
+    config = auto_model.config
+    dim = (getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension)()
+    if dim is None:  # the TypeError int(None) gave, with the model named
+        raise TypeError(f"{source} reports no embedding dimension")
     meta = {
         "fingerprint": fingerprint(source),
         "source": str(source),
         "max_seq_length": int(model.max_seq_length or 512),
-        "dim": int((getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension)()),
+        "dim": int(dim),
         "normalize": normalize,
         "dense_layers": len(dense),
         "intermediate_size": getattr(config, "intermediate_size", None),
@@ -206,7 +211,7 @@ def _append_head(path: Path, head: Head) -> None:
 
     model = onnx.load(str(path), load_external_data=False)
     graph = model.graph
-    constants = {"head_axis_tokens": np.array([1], np.int64), "head_axis_last": np.array([-1], np.int64),
+    constants: dict[str, np.ndarray] = {"head_axis_tokens": np.array([1], np.int64), "head_axis_last": np.array([-1], np.int64),
                  "head_one": np.array(1.0, np.float32)}
     nodes = [
         helper.make_node("Cast", ["attention_mask"], ["head_mask"], to=TensorProto.FLOAT),

@@ -28,10 +28,9 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
-import psycopg
 from pydantic import BaseModel
 
-from grove.db import transaction
+from grove.db import Connection, transaction
 from grove.observe import task
 from grove.settings import get_settings
 from nodes.sources import document_label
@@ -77,7 +76,7 @@ select * from candidates order by distance + 0
 """
 
 
-def set_hnsw_scan(conn: psycopg.Connection, ef_search: int | None,
+def set_hnsw_scan(conn: Connection, ef_search: int | None,
                   iterative_scan: Literal["off", "relaxed_order", "strict_order"]) -> None:
     """pgvector's scan settings for this transaction only (ef_search from settings when None)."""
     conn.execute("select set_config('hnsw.ef_search', %s, true)",
@@ -85,7 +84,7 @@ def set_hnsw_scan(conn: psycopg.Connection, ef_search: int | None,
     conn.execute("select set_config('hnsw.iterative_scan', %s, true)", (iterative_scan,))
 
 
-def search_in(conn: psycopg.Connection, owner_id: int, query_vector: Sequence[float] | np.ndarray,
+def search_in(conn: Connection, owner_id: int, query_vector: Sequence[float] | np.ndarray,
               k: int, *, iterative: bool = True, ef_search: int | None = None) -> list[Fragment]:
     """The search on a given connection, inside its transaction (settings are transaction-local).
 
@@ -214,7 +213,7 @@ def text_queries(question: str) -> tuple[str, str]:
     return question, " ".join(token for token in question.split() if _TECHNICAL.search(token))
 
 
-def hybrid_search_in(conn: psycopg.Connection, owner_id: int, query_text: str,
+def hybrid_search_in(conn: Connection, owner_id: int, query_text: str,
                      query_vector: Sequence[float] | np.ndarray, k: int, *, pool: int | None = None,
                      iterative: bool = True, ef_search: int | None = None,
                      rrf_k: float = RRF_K, vector_weight: float = VECTOR_WEIGHT,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import TypeGuard
 
 from grove.observe import task
 from telegram.error import BadRequest
@@ -22,7 +23,8 @@ from nodes.telegram_reply import telegram_bot
 TELEGRAM_DOWNLOAD_LIMIT = 20 * 1024 * 1024
 
 
-def _too_big(size: int | None, limit: int) -> bool:
+def _too_big(size: int | None, limit: int) -> TypeGuard[int]:
+    """True only for a known size over the limit (so the size is an int then)."""
     return size is not None and size > limit
 
 

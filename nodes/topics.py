@@ -8,11 +8,10 @@ topic keep its culture instead of being classified again.
 
 from __future__ import annotations
 
-import psycopg
 from grove.observe import task
 from pydantic import BaseModel
 
-from grove.db import transaction
+from grove.db import Connection, transaction
 from grove.settings import get_settings
 
 
@@ -75,7 +74,7 @@ def log_turn(user_id: int, session_id: str, topic_id: int | None, question: str,
         append_pair(conn, user_id, session_id, topic_id, question, answer, keep)
 
 
-def append_pair(conn: psycopg.Connection, user_id: int, session_id: str, topic_id: int | None,
+def append_pair(conn: Connection, user_id: int, session_id: str, topic_id: int | None,
                 question: str, answer: str, keep: int) -> None:
     """Inside the caller's transaction: the pair into the trimmed history, the topic's count up by 2."""
     conn.execute("select insert_and_trim_pairs(%s, %s, %s, %s, %s, %s)",

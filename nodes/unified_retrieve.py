@@ -34,12 +34,11 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
-import psycopg
 from grove.observe import task
 from grove.runs import run_logger
 from pydantic import BaseModel
 
-from grove.db import transaction
+from grove.db import Connection, transaction
 from grove.settings import get_settings
 from nodes.retrieve import set_hnsw_scan
 from nodes.sources import document_label
@@ -109,7 +108,7 @@ select * from nearest where distance < %(threshold)s order by distance
 """
 
 
-def kb_search(conn: psycopg.Connection, category: str, subcategory: str | None,
+def kb_search(conn: Connection, category: str, subcategory: str | None,
               query: np.ndarray, limit: int, threshold: float, *, family: Sequence[str] | None = None,
               iterative: bool = True, ef_search: int | None = None) -> list[Snippet]:
     """Pairs of the category: of `subcategory` when given; of `family` or of no culture when given."""
@@ -122,7 +121,7 @@ def kb_search(conn: psycopg.Connection, category: str, subcategory: str | None,
                     question=r["question"]) for r in rows]
 
 
-def chunks_search(conn: psycopg.Connection, subcategory: str, query: np.ndarray, limit: int,
+def chunks_search(conn: Connection, subcategory: str, query: np.ndarray, limit: int,
                   threshold: float, *, owner_id: int = LIBRARY_OWNER, iterative: bool = True,
                   ef_search: int | None = None) -> list[Snippet]:
     set_hnsw_scan(conn, ef_search, "strict_order" if iterative else "off")

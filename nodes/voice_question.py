@@ -43,6 +43,7 @@ def transcribe_question(attachment: Attachment) -> str:
     if item is None:
         raise IngestError("Это не похоже на голосовое сообщение.", f"attachment {attachment.kind} is not media")
     downloaded = download_telegram_file(item)
+    assert downloaded.path is not None  # download_telegram_file always sets it
     try:
         document = transcribe_media(downloaded.path, source_type="voice", source_identifier=item.source_identifier)
     finally:
