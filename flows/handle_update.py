@@ -70,7 +70,7 @@ def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
         update = update.model_copy(update={"text": heard})
     # A question longer than the model's room is cut before anything sees it, so neither this
     # turn nor the history it is stored in can overflow the window.
-    question = fit_question(update.text)
+    question = fit_question(update.text or "")
     with typing_indicator(update.origin, update.chat_id), deadline(get_settings().chat_deadline), \
             streaming(update.origin, update.chat_id) as draft:
         answer = answering_flow()(question.text, update.user_id, state.session_id)

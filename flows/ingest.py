@@ -352,9 +352,9 @@ def ingest_job(job: jobs.Job, stop: threading.Event | None = None) -> list[Inges
     # earlier version indexed (jobs of one user run in order, so that job has finished) in the
     # transaction that confirms — a new version that fails leaves the old one searchable, a
     # document whose text did not change is kept, and no moment shows both or neither.
-    message_id = job.payload.get("replaces")
+    message_id: int | None = job.payload.get("replaces")
     edit = message_id is not None
-    earlier = message_documents(job.user_id, job.chat_id, message_id, job.id) if edit else []
+    earlier = message_documents(job.user_id, job.chat_id, message_id, job.id) if message_id is not None else []
     discard_pending(job.user_id)  # what an edit that failed or was cut short left unsearchable
     with reporting(progress):
         outcomes = ingest(items, job.user_id, job_id=job.id, pending=edit)

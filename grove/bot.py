@@ -17,7 +17,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast, get_args
 
 from telegram import BotCommand, BotCommandScopeChat, Message, Update
 from telegram.error import NetworkError, TelegramError
@@ -32,12 +32,13 @@ from telegram.request import HTTPXRequest
 
 from grove import inbox
 from grove.db import StoreUnavailable
-from grove.messages import Attachment, IncomingUpdate, parse_command
+from grove.messages import Attachment, ChatType, IncomingUpdate, parse_command
 from grove.settings import Settings
 
 log = logging.getLogger(__name__)
 
 Submit = Callable[[IncomingUpdate], Any]
+App = Application[Any, Any, Any, Any, Any, Any]  # PTB's generic parameters (bot, context, data, job queue) are not narrowed here
 
 
 class DurableUpdateQueue(asyncio.Queue):  # type: ignore[type-arg]
@@ -151,7 +152,7 @@ def addressed_to(message: Message, bot: BotIdentity | None) -> bool:
     if replied is not None and replied.from_user is not None and replied.from_user.id == bot_id:
         return True
     text = message.text or message.caption or ""
-    return bool(username) and re.search(rf"@{re.escape(username)}\b", text, re.IGNORECASE) is not None
+    return bool(username) and re.search(rf"@{re.escape(username or '')}\b", text, re.IGNORECASE) is not None
 
 
 def to_incoming(update: Update, bot: BotIdentity | None = None) -> IncomingUpdate | None:
@@ -162,7 +163,7 @@ def to_incoming(update: Update, bot: BotIdentity | None = None) -> IncomingUpdat
     user, chat = update.effective_user, update.effective_chat
     if user is None or chat is None:
         return None
-    chat_type = chat.type if chat.type in ("private", "group", "supergroup", "channel") else "group"
+    chat_type = cast(ChatType, chat.type if chat.type in get_args(ChatType) else "group")
     if update.callback_query is not None:
         query = update.callback_query
         return IncomingUpdate(
@@ -200,7 +201,7 @@ def to_incoming(update: Update, bot: BotIdentity | None = None) -> IncomingUpdat
     )
 
 
-def build_application(settings: Settings, submit: Submit) -> Application:
+def build_application(settings: Settings, submit: Submit) -> App:
     """A PTB Application against `settings.telegram_api_url` whose updates go to `submit`."""
     token = settings.bot_token
     if not token:
@@ -228,7 +229,7 @@ def build_application(settings: Settings, submit: Submit) -> Application:
         local_mode=settings.telegram_local_mode,
         get_updates_request=HTTPXRequest(read_timeout=settings.telegram_poll_timeout + 10),
     )
-    async def announce_commands(application: Application) -> None:
+    async def announce_commands(application: App) -> None:
         await set_commands(application.bot, settings.admin_ids)
 
     application = (ApplicationBuilder().bot(bot).update_queue(DurableUpdateQueue())

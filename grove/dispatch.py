@@ -25,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from flows import texts
 from flows.handle_update import handle_update, run_name
@@ -34,6 +34,9 @@ from grove.db import StoreUnavailable, unit_of_work
 from grove.messages import IncomingUpdate, Reply
 from grove.settings import get_settings
 from nodes.telegram_reply import console_turn, deliver_row, send_now, send_replies, send_reply
+
+if TYPE_CHECKING:
+    from prefect.client.schemas.objects import FlowRun
 
 log = logging.getLogger(__name__)
 
@@ -192,7 +195,8 @@ def deployment_turn(name: str = DEPLOYMENT, poll: float = 0.5) -> Callable[[Inco
     def run(update: IncomingUpdate) -> None:
         from prefect.deployments import run_deployment
 
-        flow_run = run_deployment(name, parameters={"update": update.model_dump(mode="json")}, timeout=0)
+        flow_run = cast("FlowRun", run_deployment(name, parameters={"update": update.model_dump(mode="json")},
+                                                  timeout=0))  # called outside an event loop: the run itself
         from prefect.client.orchestration import get_client
 
         with get_client(sync_client=True) as client:

@@ -81,6 +81,7 @@ def add(chat_id: int, payload: dict[str, Any], *, edit_of: int | None = None,
             "insert into outbox (update_id, job_id, chat_id, payload, edit_of)"
             " values (%s, %s, %s, %s, %s) returning id",
             (source.update_id, source.job_id, chat_id, Jsonb(payload), edit_of)).fetchone()
+    assert row is not None  # insert … returning
     return int(row["id"])
 
 
@@ -128,7 +129,8 @@ def _deliver_one(outbox_id: int, sender: Sender) -> bool:
     with get_pool().connection() as conn:
         conn.autocommit = True
         try:
-            if not conn.execute(lock, (outbox_id,)).fetchone()["got"]:
+            locked = conn.execute(lock, (outbox_id,)).fetchone()
+            if locked is None or not locked["got"]:
                 return False
             try:
                 row = conn.execute(

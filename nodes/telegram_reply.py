@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
 
 from grove import jobs, outbox
@@ -82,7 +82,7 @@ class _BotThread:
             self.thread.join(5)
 
 
-_bots: dict[tuple[str, str], _BotThread] = {}
+_bots: dict[tuple[str, str, bool], _BotThread] = {}
 _bots_lock = threading.Lock()
 
 
@@ -189,14 +189,19 @@ def deliver_row(row: outbox.OutboxRow, sent: Callable[[int], None]) -> None:
         if mode:
             kwargs["parse_mode"] = mode
         try:
-            message = _with_retries(lambda b, kw=kwargs: b.send_message(**kw))
+            message = _with_retries(_send(kwargs))
         except outbox.Undeliverable as exc:
             if not (reply.markdown and "entities" in str(exc).lower()):
                 raise
             log.warning("Telegram refused the converted HTML (%s): sending the piece as plain text", exc)
             kwargs.update(text=plain(pieces[index]), parse_mode=None)
-            message = _with_retries(lambda b, kw=kwargs: b.send_message(**kw))
+            message = _with_retries(_send(kwargs))
         sent(message.message_id)
+
+
+def _send(kwargs: dict[str, Any]) -> Callable[[Bot], Awaitable[Message]]:
+    """One `sendMessage` with these arguments, as a Bot API call for `_with_retries`."""
+    return lambda bot: bot.send_message(**kwargs)
 
 
 def _edited(reply: Reply, message_id: int, pieces: list[str]) -> bool:
@@ -206,9 +211,7 @@ def _edited(reply: Reply, message_id: int, pieces: list[str]) -> bool:
     text, mode = _formatted(reply, pieces[0])
     for attempt in (text, plain(pieces[0])) if reply.markdown else (text,):
         try:
-            _with_retries(lambda b, t=attempt: b.edit_message_text(
-                t, chat_id=reply.chat_id, message_id=message_id, reply_markup=markup,
-                parse_mode=mode if t is text else None))
+            _with_retries(_edit(attempt, reply.chat_id, message_id, markup, mode if attempt is text else None))
             return True
         except outbox.Undeliverable as exc:
             if "not modified" in str(exc):
@@ -218,6 +221,13 @@ def _edited(reply: Reply, message_id: int, pieces: list[str]) -> bool:
                 return False
             log.warning("Telegram refused the converted HTML (%s): editing in plain text", exc)
     return False
+
+
+def _edit(text: str, chat_id: int, message_id: int, markup: InlineKeyboardMarkup | None,
+          mode: str | None) -> Callable[[Bot], Awaitable[Message | bool]]:
+    """One `editMessageText`, as a Bot API call for `_with_retries`."""
+    return lambda bot: bot.edit_message_text(text, chat_id=chat_id, message_id=message_id, reply_markup=markup,
+                                             parse_mode=mode)
 
 
 def _formatted(reply: Reply, piece: str) -> tuple[str, str | None]:
