@@ -170,9 +170,11 @@ def start_edit(item_id: int, reviewer_id: int) -> Review:
     """Mark the item as being edited by this admin; their next message is the new answer."""
     require_admin(reviewer_id)
     with transaction() as conn:
-        conn.execute("update moderation_queue set editing_by = null"
-                     " where editing_by = %s and status = 'pending'", (reviewer_id,))
-        return _while_pending(conn, item_id, "update moderation_queue set editing_by = %s", (reviewer_id,))
+        review = _while_pending(conn, item_id, "update moderation_queue set editing_by = %s", (reviewer_id,))
+        if review.done:  # a refused press (the item was reviewed meanwhile) keeps the edit in progress
+            conn.execute("update moderation_queue set editing_by = null"
+                         " where editing_by = %s and status = 'pending' and id <> %s", (reviewer_id, item_id))
+        return review
 
 
 @task(name="item-being-edited", retries=2, retry_delay_seconds=1)

@@ -73,20 +73,29 @@ def count_message_tokens(messages: list[dict[str, Any]]) -> int:
     return sum(count_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD for m in messages) + 2
 
 
+CUT_MARK = " …"
+
+
 def truncate_to_tokens(text: str, limit: int) -> str:
-    """The longest prefix of `text` (cut at a line or sentence end when possible) within `limit` tokens."""
+    """A prefix of `text` (cut at a line or sentence end when possible), marked « …» as cut, within
+    `limit` tokens with its mark."""
     if count_tokens(text) <= limit:
         return text
+
+    def marked(end: int) -> str:
+        return text[:end].rstrip() + CUT_MARK
+
     low, high = 0, len(text)
-    while low < high:  # binary search on characters: token counts grow monotonically with the prefix
+    while low < high:  # binary search on characters (token counts grow with the prefix, near enough)
         middle = (low + high + 1) // 2
-        if count_tokens(text[:middle]) <= limit:
+        if count_tokens(marked(middle)) <= limit:
             low = middle
         else:
             high = middle - 1
     prefix = text[:low]
     cut = max(prefix.rfind("\n"), prefix.rfind(". "))
-    return (prefix[:cut + 1] if cut > len(prefix) // 2 else prefix).rstrip() + " …"
+    at_sentence = marked(cut + 1)
+    return at_sentence if cut > len(prefix) // 2 and count_tokens(at_sentence) <= limit else marked(low)
 
 
 class Allocation(BaseModel):

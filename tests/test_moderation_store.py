@@ -122,10 +122,6 @@ def test_editing_another_item_lets_go_of_the_first(
     assert edited is not None and edited.id == second
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "nodes/moderation.py start_edit clears the admin's current edit before it knows the new item is "
-    "still pending: a stale «edit» button on a reviewed item is refused, yet the item the admin was "
-    "editing is let go, so their next message is no longer taken as its new answer"))
 def test_a_refused_edit_keeps_the_item_being_edited(
     pg_url: str, admins: tuple[int, int], queue: Callable[..., int]
 ) -> None:
