@@ -41,9 +41,10 @@ def _cmd_console(args: argparse.Namespace) -> int:
     """Console against an already running store/Prefect (DATABASE_URL, PREFECT_API_URL)."""
     from grove.console import run_console
     from grove.db import prepare_database
+    from grove.dispatch import process
 
     prepare_database()
-    run_console(get_settings())
+    run_console(get_settings(), process)
     return 0
 
 

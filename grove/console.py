@@ -7,9 +7,12 @@ Ctrl-D or Ctrl-C leaves.
 
 from __future__ import annotations
 
-from grove.dispatch import process
+from collections.abc import Callable
+
 from grove.messages import IncomingUpdate, Reply, parse_command
 from grove.settings import Settings
+
+Turn = Callable[[IncomingUpdate], list[Reply]]  # one update as one turn, returning its replies
 
 
 def _press(label: str, replies: list[Reply]) -> str | None:
@@ -35,7 +38,9 @@ def to_update(line: str, user_id: int, last_replies: list[Reply]) -> IncomingUpd
     return IncomingUpdate(origin="console", user_id=user_id, chat_id=user_id, text=line)
 
 
-def run_console(settings: Settings) -> None:
+def run_console(settings: Settings, process: Turn) -> None:
+    """Read lines until Ctrl-D; each becomes an update run as a turn by `process` (handed in by
+    the app: a channel feeds turns, it does not import the dispatcher)."""
     user_id = settings.console_user_id
     print(f"Console as user {user_id}. Type /start; press a button by typing its label; "
           "Ctrl-D to quit.")

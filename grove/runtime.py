@@ -323,8 +323,9 @@ def up(*, console: bool | None = None) -> int:
                 # The console shows replies; flow-run logs stay in the Prefect UI.
                 os.environ["PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL"] = "WARNING"
                 from grove.console import run_console
+                from grove.dispatch import process
 
-                run_console(settings)
+                run_console(settings, process)
         except KeyboardInterrupt:
             pass
         say("stopping …")
