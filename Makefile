@@ -33,8 +33,8 @@ install: $(STAMP)
 
 models: install
 	$(BIN)/python -m tools.model_install $(MODELS)
-	# The embedding model's ONNX export (fp32 and int8), made once: nodes/onnx_export.py.
-	$(BIN)/python -m nodes.onnx_encoder
+	# The embedding model's ONNX export (fp32 and int8), made once: nodes/embedding/onnx_export.py.
+	$(BIN)/python -m nodes.embedding.onnx_encoder
 
 # Debian packages the tests use to make real Russian speech (festival + its Russian voice).
 test-deps:
@@ -44,7 +44,7 @@ test-deps:
 		else echo "speech tests need: sudo apt-get install festival festvox-ru"; fi; \
 	fi
 
-# Debian's Tesseract with Russian: scans and photos of pages are read by OCR (nodes/ocr.py).
+# Debian's Tesseract with Russian: scans and photos of pages are read by OCR (nodes/ingestion/ocr.py).
 ocr-deps:
 	@if ! command -v tesseract >/dev/null || ! tesseract --list-langs 2>/dev/null | grep -qx rus; then \
 		if [ "$$(id -u)" = 0 ]; then \

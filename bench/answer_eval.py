@@ -87,11 +87,11 @@ def server_options(changes: dict[str, str], settings: Any) -> tuple[str, int]:
 DRIVER = r'''
 import json, sys, time
 job = json.load(sys.stdin)
-from grove.db import transaction
+from grove.store.db import transaction
 from flows.chat import chat
-from nodes.user_state import session_of
+from nodes.store.user_state import session_of
 try:  # the streamed draft, where this tree has it: when would the user see the first words?
-    from nodes.reply_stream import streaming
+    from nodes.telegram.stream import streaming
 except ImportError:
     streaming = None
 class FirstWords:  # when the draft first shows anything, and when it first shows the model's words
@@ -182,7 +182,7 @@ def is_russian(body: str) -> bool:
 
 
 def has_fact(body: str, question: Question) -> bool:
-    from nodes.lexical import term_set
+    from nodes.retrieval.lexical import term_set
 
     text = plain(body)
     if any(plain(n) in text for n in question.needles):
@@ -272,8 +272,8 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"unknown configurations {unknown}; known: before, {', '.join(CONFIGS)}")
 
-    from grove.llm_server import LocalLLMServer
-    from grove.settings import get_settings
+    from grove.infra.llm_server import LocalLLMServer
+    from grove.core.settings import get_settings
     from tests.conftest import free_port
 
     settings = get_settings()

@@ -85,7 +85,7 @@ _FTS_MIGRATION = "20261123002100_chunk_full_text_search.sql"
 
 
 def run(args: argparse.Namespace) -> None:
-    from grove.db import MIGRATIONS_DIR, transaction
+    from grove.store.db import MIGRATIONS_DIR, transaction
 
     rng = np.random.default_rng(1)
     words = random.Random(1)
@@ -134,11 +134,11 @@ def run(args: argparse.Namespace) -> None:
         conn.execute("analyze document_chunks")
 
     from flows.chat import fitted_history, rag_tool, with_fragments
-    from nodes.chat_history import load_history, store_pair
-    from nodes.embedder import get_embedder
-    from nodes.rerank_fragments import rerank
-    from nodes.retrieve import first_stage
-    from nodes.turn_policy import prepare_turn
+    from nodes.store.chat_history import load_history, store_pair
+    from nodes.embedding.embedder import get_embedder
+    from nodes.retrieval.rerank_fragments import rerank
+    from nodes.retrieval.retrieve import first_stage
+    from nodes.answering.turn_policy import prepare_turn
 
     for owner in range(1, owners + 1):
         for n in range(15):
@@ -181,7 +181,7 @@ def run(args: argparse.Namespace) -> None:
 
 
 def get_settings_reranker() -> str:
-    from grove.settings import get_settings
+    from grove.core.settings import get_settings
 
     return get_settings().reranker
 

@@ -9,7 +9,7 @@ search, nDCG@10 / recall@10 / MRR@10 over every query, plus a paired Wilcoxon te
 Each passage gets the context the production parsers would give it: the HTML file's `<title>` as
 the document title (a man page: its name and section), and the headings of the DocBook sections
 that enclose the passage's own section as its heading path (an h1 equal to the title is dropped,
-as `nodes.chunk_document.embedding_context` does).
+as `nodes.ingestion.chunk_document.embedding_context` does).
 
 Variants (naive = each passage embedded alone, EmbeddingGemma's document prompt
 ``title: {title | "none"} | text: {content}``):
@@ -239,7 +239,7 @@ def main() -> None:
     if args.show:
         for prompt, text in naive_inputs("title+parents", evalset)[: args.show]:
             print(repr((prompt + text)[:200]))
-    from nodes.embedder import get_embedder
+    from nodes.embedding.embedder import get_embedder
 
     embedder = get_embedder()
     ids = [p.id for p in evalset.passages]

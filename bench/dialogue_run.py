@@ -45,7 +45,7 @@ class Persona:
     """The scripted model: deterministic, but shaped like a model's behaviour."""
 
     def __init__(self) -> None:
-        from nodes.domain_profile import load_profile
+        from grove.core.domain_profile import load_profile
 
         self.profile = load_profile("berries")
         self.stuck = False
@@ -70,8 +70,8 @@ class Persona:
 def main() -> None:
     import os
 
-    from grove.prefect_server import PrefectServer
-    from grove.settings import reset_settings
+    from grove.infra.prefect_server import PrefectServer
+    from grove.core.settings import reset_settings
     from tests.conftest import free_port
     from tests.support.scripted_llm import ScriptedLLM
 
@@ -98,8 +98,8 @@ def run_all(persona: Persona) -> list[float]:
 
     from flows.chat import chat
     from flows.consultation import consultation
-    from grove.settings import reset_settings
-    from nodes.user_state import session_of
+    from grove.core.settings import reset_settings
+    from nodes.store.user_state import session_of
 
     seconds: list[float] = []
     for user, (flow, style, messages) in enumerate(CONVERSATIONS, start=1):

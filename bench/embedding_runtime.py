@@ -3,7 +3,7 @@
 Run: .venv/bin/python -m bench.embedding_runtime [--runtimes torch-bf16,torch-fp32,onnx,onnx-int8]
      [--passages 500] [--batch 8] [--no-roofline]
 
-Why: the embedding runtime is a setting (`nodes/embedding_runtime.py`); its default must be the
+Why: the embedding runtime is a setting (`nodes/embedding/embedding_runtime.py`); its default must be the
 fastest one that keeps retrieval quality. One run measures every runtime on the same texts, in
 turn, on an otherwise idle machine:
 
@@ -20,7 +20,7 @@ turn, on an otherwise idle machine:
   rerankers, is `bench/retrieval_eval.py` with ``GROVE_EMBEDDING_RUNTIME`` set.
 
 Runtimes: ``torch-bf16`` and ``torch-fp32`` (the PyTorch model in that dtype), ``onnx`` (fp32
-export), ``onnx-int8`` (every linear layer int8, the MLPs smoothed first: nodes/onnx_export.py).
+export), ``onnx-int8`` (every linear layer int8, the MLPs smoothed first: nodes/embedding/onnx_export.py).
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ import numpy as np
 
 from bench.datasets import load_ru_eval
 from bench.roofline import measure
-from grove.settings import get_settings, reset_settings
-from nodes.embedder import Embedder, get_embedder, reset_embedder
+from grove.core.settings import get_settings, reset_settings
+from nodes.embedding.embedder import Embedder, get_embedder, reset_embedder
 
 RUNTIMES = {  # bench name → (embedding_runtime, embedding_dtype)
     "torch-bf16": ("torch", "bfloat16"),

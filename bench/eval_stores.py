@@ -61,10 +61,10 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SETS_DIR = Path(__file__).resolve().parent / "sets"
 CACHE_DIR = PROJECT_ROOT / ".grove" / "cache" / "retrieval-eval"
 # The code a document passes through on its way into Postgres; its hash is part of the cache key.
-INGESTION_CODE = ("flows/ingest.py", "nodes/parse_files.py", "nodes/fetch_url.py", "nodes/web/*.py", "nodes/chunk_document.py",
-                  "nodes/embedder.py", "nodes/embedding_model.py", "nodes/document_store.py", "nodes/ingest_types.py", "nodes/html_text.py",
-                  "nodes/embedding_runtime.py", "nodes/onnx_encoder.py", "nodes/onnx_export.py", "nodes/calibration.py",
-                  "nodes/formats/*.py", "nodes/ocr.py", "chunking/*.py")
+INGESTION_CODE = ("flows/ingest.py", "nodes/ingestion/parse_files.py", "nodes/ingestion/fetch_url.py", "nodes/ingestion/web/*.py", "nodes/ingestion/chunk_document.py",
+                  "nodes/embedding/embedder.py", "nodes/embedding/embedding_model.py", "nodes/store/document_store.py", "grove/core/ingest_types.py", "nodes/ingestion/html_text.py",
+                  "nodes/embedding/embedding_runtime.py", "nodes/embedding/onnx_encoder.py", "nodes/embedding/onnx_export.py", "nodes/embedding/calibration.py",
+                  "nodes/ingestion/formats/*.py", "nodes/ingestion/ocr.py", "chunking/*.py")
 INGESTION_SETTINGS = ("chunking", "chunk_target_chars", "chunk_overlap_chars", "late_window_tokens",
                       "late_window_overlap_tokens", "embedding_model", "embedding_dtype", "embedding_runtime",
                       "embedding_max_tokens", "embedding_document_prompt", "embedding_document_title_prompt",
@@ -241,7 +241,7 @@ def relevant(question: Question, chunk: StoredChunk) -> bool:
 
 def stored_chunks(evalset: EvalSet, owner_id: int) -> list[StoredChunk]:
     """Every active chunk of `owner_id`, located in its document's normalised text (debian)."""
-    from grove.db import transaction
+    from grove.store.db import transaction
 
     with transaction() as conn:
         rows = conn.execute(
@@ -281,7 +281,7 @@ def code_fingerprint() -> str:
 
 
 def cache_key(doc: Doc, via: str) -> str:
-    from grove.settings import get_settings
+    from grove.core.settings import get_settings
 
     settings = get_settings()
     values = {name: str(getattr(settings, name)) for name in INGESTION_SETTINGS}
@@ -299,7 +299,7 @@ def _columns(conn: Any, table: str, skip: set[str]) -> list[str]:
 
 def dump_document(document_id: int) -> dict[str, Any]:
     """The rows the production path wrote for one document (not ids, not generated columns)."""
-    from grove.db import transaction
+    from grove.store.db import transaction
 
     with transaction() as conn:
         doc_columns = _columns(conn, "documents", {"created_at"})
@@ -315,7 +315,7 @@ def load_document(dump: dict[str, Any], owner_id: int) -> None:
     """Insert cached rows for `owner_id` (Postgres computes the generated columns as on insert)."""
     from psycopg.types.json import Jsonb
 
-    from grove.db import transaction
+    from grove.store.db import transaction
 
     with transaction() as conn:
         document = {**dump["document"], "owner_id": owner_id}
@@ -333,7 +333,7 @@ def load_document(dump: dict[str, Any], owner_id: int) -> None:
 
 
 def _copy_value(value: Any) -> Any:
-    from nodes.document_store import vector_text
+    from nodes.store.document_store import vector_text
 
     if hasattr(value, "shape"):  # a pgvector column read back as numpy
         return vector_text(value)
@@ -366,8 +366,8 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 def html_files_parse() -> bool:
     """Whether the file parsers accept an .html file (another change may add an HTML parser)."""
-    from nodes.ingest_types import IngestError
-    from nodes.parse_files import parse_file
+    from grove.core.ingest_types import IngestError
+    from nodes.ingestion.parse_files import parse_file
 
     with tempfile.TemporaryDirectory() as folder:
         probe = Path(folder) / "probe.html"
@@ -392,7 +392,7 @@ def ingest_set(evalset: EvalSet, owner_id: int, html_via: str, stats: dict[str, 
     GROVE_ALLOW_LOOPBACK_URLS=true); `stats` (see new_stats) is added to.
     """
     from flows.ingest import ingest
-    from grove.ingest_cli import item_for
+    from grove.app.ingest_cli import item_for
 
     via = {"html": html_via, "file": "file"}
     missing: list[tuple[Doc, str]] = []
@@ -438,7 +438,7 @@ def ingest_set(evalset: EvalSet, owner_id: int, html_via: str, stats: dict[str, 
 @contextmanager
 def prefect_server() -> Iterator[None]:
     """A temporary Prefect server for the ingest flow runs (as `grove ingest` would use)."""
-    from grove.prefect_server import PrefectServer
+    from grove.infra.prefect_server import PrefectServer
     from tests.conftest import free_port
 
     work = Path(tempfile.mkdtemp(prefix="grove-bench-prefect-"))
@@ -458,7 +458,7 @@ def prefect_server() -> Iterator[None]:
 def stores(names: Sequence[str], with_distractors: bool = False) -> Iterator[list[EvalSet]]:
     """A fresh embedded Postgres holding every named set's store (owner = EvalSet.owner)."""
     from bench.support import temporary_store
-    from grove.settings import reset_settings
+    from grove.core.settings import reset_settings
 
     sets = load_sets(names, with_distractors)
     os.environ["GROVE_ALLOW_LOOPBACK_URLS"] = "true"

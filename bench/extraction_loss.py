@@ -161,15 +161,15 @@ def margin_lines(path: Path) -> list[str]:
 
 def production_chunks(path: Path) -> tuple[str, list[str]]:
     """(document text, chunk texts) as this checkout's parser and chunker make them."""
-    from nodes.chunk_document import chunk
-    from nodes.ingest_types import ExtractedDocument, IngestError
-    from nodes.parse_files import parse_file
+    from nodes.ingestion.chunk_document import chunk
+    from grove.core.ingest_types import ExtractedDocument, IngestError
+    from nodes.ingestion.parse_files import parse_file
 
     try:
         document = parse_file(str(path), path.name, None)
     except IngestError:  # a checkout that parses HTML only behind links: its link path
-        from nodes.fetch_url import extract_html
-        from nodes.formats.text import decode_body
+        from nodes.ingestion.fetch_url import extract_html
+        from nodes.ingestion.formats.text import decode_body
 
         markup, _ = decode_body(path.read_bytes(), None, html=True)
         data = extract_html(markup, f"https://example.org/{path.name}")

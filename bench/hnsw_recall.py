@@ -12,7 +12,7 @@ re-run continues where the last one stopped.
 Measured, for several `hnsw.ef_search` values, with the production index parameters by default
 (m = 16, ef_construction = 64, cosine): recall@10 against numpy's exact search over the same
 (re-normalised) vectors, unfiltered and filtered to one owner holding 1 % of the table (the
-production query of `nodes/retrieve.py`, iterative scan), and the median query time. Each setting
+production query of `nodes/retrieval/retrieve.py`, iterative scan), and the median query time. Each setting
 runs twice: with the plan Postgres chooses (it may pick an exact path: a sequential scan, or the
 owner index and a sort) and with the HNSW index forced, so the index's own recall is measured too.
 """
@@ -63,7 +63,7 @@ def embed_cached(texts: list[str], name: str, query: bool) -> np.ndarray:
     """Vectors for `texts`, resumed from and saved to the cache in parts of 2,048."""
     from rich.progress import Progress
 
-    from nodes.embedder import get_embedder
+    from nodes.embedding.embedder import get_embedder
 
     CACHE.mkdir(parents=True, exist_ok=True)
     embedder = get_embedder()
@@ -86,7 +86,7 @@ def embed_cached(texts: list[str], name: str, query: bool) -> np.ndarray:
 
 
 def load(vectors: np.ndarray, m: int, ef_construction: int) -> None:
-    from grove.db import transaction
+    from grove.store.db import transaction
 
     with transaction() as conn:
         conn.execute("drop index document_chunks_embedding_hnsw")
@@ -124,8 +124,8 @@ def measure(vectors: np.ndarray, queries: np.ndarray, ef_search: int, filtered: 
     Postgres chooses, as in production: for a small owner it may prefer the owner index and an
     exact sort, and for a high ef_search a sequential scan.
     """
-    from grove.db import transaction
-    from nodes.retrieve import _SEARCH, search_in, set_hnsw_scan
+    from grove.store.db import transaction
+    from nodes.retrieval.retrieve import _SEARCH, search_in, set_hnsw_scan
 
     plain_sql = "select position from document_chunks order by embedding <=> %(query)s limit 10"
     recalls, tied, times, plans = [], [], [], []

@@ -1,4 +1,4 @@
-"""HTML extraction: trafilatura's settings against the structure-aware pass of `nodes.html_text`.
+"""HTML extraction: trafilatura's settings against the structure-aware pass of `nodes.ingestion.html_text`.
 
 Run: .venv/bin/python -m bench.html_extraction
 
@@ -55,7 +55,7 @@ def _trafilatura(**options: object) -> Callable[[str], str]:
 
 
 def _ours(html: str) -> str:
-    from nodes.html_text import extract
+    from nodes.ingestion.html_text import extract
 
     return extract(html).text
 
@@ -67,13 +67,13 @@ EXTRACTORS: dict[str, Callable[[str], str]] = {
     "trafilatura include_formatting": _trafilatura(include_tables=True, include_formatting=True),
     "trafilatura markdown + recall": _trafilatura(include_tables=True, include_formatting=True,
                                                   favor_recall=True, output_format="markdown"),
-    "structure-aware (nodes.html_text)": _ours,
+    "structure-aware (nodes.ingestion.html_text)": _ours,
 }
 
 
 def recall(paths: list[Path], extract: Callable[[str], str]) -> tuple[float, float, int, int, int]:
     """(recall of all visible sentences, of content sentences, nav sentences kept, broken menus, chars)."""
-    from nodes.formats.text import decode_body
+    from nodes.ingestion.formats.text import decode_body
 
     hit_all = total_all = hit_content = total_content = nav_kept = broken = chars = 0
     for path in paths:

@@ -37,10 +37,10 @@ def main() -> None:
 def run(args: argparse.Namespace) -> None:
     work = Path(tempfile.mkdtemp(prefix="grove-bench-"))
 
-    from nodes.chunk_document import chunk
-    from nodes.document_store import store_document
-    from nodes.embedder import get_embedder
-    from nodes.parse_files import parse_file
+    from nodes.ingestion.chunk_document import chunk
+    from nodes.store.document_store import store_document
+    from nodes.embedding.embedder import get_embedder
+    from nodes.ingestion.parse_files import parse_file
     from tests.support.documents import make_pdf
 
     sentence = ("Ремонтантная малина плодоносит на побегах текущего года, поэтому осенью её срезают "
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> None:
     if reason := festival_missing():
         print(f"audio: skipped ({reason})")
     else:
-        from nodes.transcribe import transcribe_media
+        from nodes.ingestion.transcribe import transcribe_media
 
         phrase = speak("Клубнику поливают утром тёплой водой, а ягоды собирают каждые два дня.", work, "p")
         import numpy as np

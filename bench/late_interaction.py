@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nodes.rerankers.base import DEFAULT_TOP_K, Candidate, Ranked, take
-from nodes.rerankers.bm25_fusion import fuse
+from nodes.retrieval.rerankers.base import DEFAULT_TOP_K, Candidate, Ranked, take
+from nodes.retrieval.rerankers.bm25_fusion import fuse
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -35,7 +35,7 @@ def load_embedding_model(path: str | None = None) -> SentenceTransformer:
     from sentence_transformers import SentenceTransformer
 
     if path is None:
-        from grove.settings import get_settings
+        from grove.core.settings import get_settings
 
         settings = get_settings()
         path = settings.model_path(settings.embedding_model)

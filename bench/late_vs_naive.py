@@ -45,7 +45,7 @@ def evaluate(passage_ids: list[str], vectors: np.ndarray, query_vectors: np.ndar
 def main() -> None:
     import argparse
 
-    from nodes.embedder import get_embedder
+    from nodes.embedding.embedder import get_embedder
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--window", type=int, default=None, help="late-chunking window (tokens)")

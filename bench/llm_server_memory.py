@@ -6,7 +6,7 @@ bench/memory_turns.py showed grove's own process flat over 100 consultation turn
 seen in use (2.5 → 5.5 GB for the whole machine over ~30 turns) also counts the local model's
 server, a separate process. Here that server is started as `grove up` starts it (the packaged
 Qwen2.5-Coder-1.5B, n_ctx 4096, 2 threads) and asked `--turns` chat requests through grove's own
-client (`nodes.llm.complete`, streamed as every local plain answer is), each a fixed rule block
+client (`nodes.answering.llm.complete`, streamed as every local plain answer is), each a fixed rule block
 and a different set of 2 to 40 passages (the project's Russian question sets' questions and
 needles: prompts of a few hundred to a few thousand characters, no two alike, so the prefix
 cache reuses only the rules). Printed: the server's resident memory (VmRSS of its process tree)
@@ -54,8 +54,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
 
-    from grove.llm_server import LocalLLMServer
-    from grove.settings import get_settings, reset_settings
+    from grove.infra.llm_server import LocalLLMServer
+    from grove.core.settings import get_settings, reset_settings
     from tests.conftest import free_port
 
     settings = get_settings()
@@ -67,7 +67,7 @@ def main() -> None:
     for key in ("GROVE_LLM_API_KEY", "OPENROUTER_API_KEY"):
         os.environ.pop(key, None)
     reset_settings()
-    from nodes.llm import complete
+    from nodes.answering.llm import complete
 
     pid = server.child.process.pid
     texts, rng = passages(), random.Random(args.seed)

@@ -55,7 +55,7 @@ def consultant(body: dict) -> object:
 
     system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
     if system.startswith("Определи культуру"):
-        from nodes.domain_profile import load_profile
+        from grove.core.domain_profile import load_profile
 
         return text(load_profile("berries").keyword_culture(user))(body)
     return text(f"Ответ на вопрос «{user[:60]}»: смотрите фрагмент [1].")(body)
@@ -63,7 +63,7 @@ def consultant(body: dict) -> object:
 
 def run(turns: int) -> None:
     from bench.support import temporary_store
-    from grove.prefect_server import PrefectServer
+    from grove.infra.prefect_server import PrefectServer
     from tests.conftest import free_port
     from tests.support.scripted_llm import ScriptedLLM
 
@@ -75,7 +75,7 @@ def run(turns: int) -> None:
         with temporary_store(), ScriptedLLM(default=consultant) as llm:
             os.environ.update(GROVE_LLM_API_KEY="bench", GROVE_LLM_BASE_URL=llm.base_url,
                               GROVE_LLM_MODEL="scripted", GROVE_DOMAIN_PROFILE="berries")
-            from grove.settings import reset_settings
+            from grove.core.settings import reset_settings
 
             reset_settings()
             measure(turns)
@@ -85,10 +85,10 @@ def run(turns: int) -> None:
 
 def measure(turns: int) -> None:
     from flows.consultation import consultation
-    from nodes.document_store import ChunkRecord, store_document
-    from nodes.embedder import get_embedder
-    from nodes.ingest_types import ExtractedDocument
-    from nodes.unified_retrieve import LIBRARY_OWNER
+    from nodes.store.document_store import ChunkRecord, store_document
+    from nodes.embedding.embedder import get_embedder
+    from grove.core.ingest_types import ExtractedDocument
+    from nodes.retrieval.unified_retrieve import LIBRARY_OWNER
 
     started = rss_mb()
     for culture, body in LIBRARY.items():

@@ -119,8 +119,8 @@ class Processes:
         for child in self.up.children(recursive=True):
             line = " ".join(child.cmdline())
             role = ("Prefect server" if "prefect" in line and "server" in line else
-                    "worker" if "grove.cli work" in line else
-                    "served flows" if "grove.cli serve" in line else "other")
+                    "worker" if "grove.app.cli work" in line else
+                    "served flows" if "grove.app.cli serve" in line else "other")
             found.setdefault(role, []).append(child)
         postmaster = int((self.pg_data / "postmaster.pid").read_text().splitlines()[0])
         pg = psutil.Process(postmaster)
@@ -223,7 +223,7 @@ def base_questions(standin: Any, users: list[int], rounds: int) -> list[float]:
 
 class GroveUp:
     def __init__(self, data: Path, env: dict[str, str]) -> None:
-        self.process = subprocess.Popen([sys.executable, "-m", "grove.cli", "up"], cwd=ROOT, env=env,
+        self.process = subprocess.Popen([sys.executable, "-m", "grove.app.cli", "up"], cwd=ROOT, env=env,
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines: list[str] = []
         self.stamps: list[float] = []
@@ -268,7 +268,7 @@ def run(users_n: int, questions: int, contention: bool, prefect_dbs: list[str]) 
 
 def grove_case(url: str, llm_url: str, users_n: int, questions: int, prefect_db: str, contention: bool,
                base: int) -> list[str]:
-    from grove.settings import get_settings
+    from grove.core.settings import get_settings
     from tests.conftest import free_port
 
     standin = TimedStandin()

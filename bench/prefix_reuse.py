@@ -9,7 +9,7 @@ whose fixed part (role, rules) comes first is read once per deployment; one that
 (the consultation's situation) before the rules is read again on every request from another user.
 
 What is counted, without running the model: the real requests grove builds — consultation turns
-(`nodes.consultation_prompt.system_prompt` in the local model's style, with snippets, history and
+(`nodes.answering.consultation_prompt.system_prompt` in the local model's style, with snippets, history and
 a growing conversation) and local chat turns (`flows.chat.local_messages` with fragments) — for
 ``--users`` users whose turns interleave, plus the regeneration a repeated answer triggers (the
 second call of a turn, with the repetition signal). Each request is rendered as ChatML (the local
@@ -28,14 +28,14 @@ from typing import Any
 
 import prompts
 from flows.chat import local_messages
-from nodes.answer_prompt import TEMPLATE
-from nodes.chat_history import ChatMessage
-from nodes.consultation_prompt import system_prompt
-from nodes.domain_profile import load_profile
-from nodes.retrieve import Fragment
-from nodes.token_budget import _vocabulary, tokenizer_path
-from nodes.turn_policy import prepare_turn, with_repetition_signal
-from nodes.unified_retrieve import Snippet
+from nodes.answering.answer_prompt import TEMPLATE
+from nodes.store.chat_history import ChatMessage
+from nodes.answering.consultation_prompt import system_prompt
+from grove.core.domain_profile import load_profile
+from nodes.retrieval.retrieve import Fragment
+from nodes.answering.token_budget import _vocabulary, tokenizer_path
+from nodes.answering.turn_policy import prepare_turn, with_repetition_signal
+from nodes.retrieval.unified_retrieve import Snippet
 
 BEFORE = "Ты — {role}.\n{situation}\nПравила:\n{rules}- {mode_instruction}\n{turn_context}{retrieved_facts}"
 

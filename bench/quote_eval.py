@@ -7,7 +7,7 @@ With the local model a grounded answer ends with a quote from the best fragment 
 that fails the answer checks is replaced by quotes alone), so which sentences are quoted
 decides whether the user sees the fact. Measured here without any model call: every question
 of the needle sets is searched as the local chat path searches it (the production
-`rag-db-query` flow, then the search gate), and each quote selector in `nodes/quote.py`
+`rag-db-query` flow, then the search gate), and each quote selector in `nodes/answering/quote.py`
 `SELECTORS` picks its passage from the fragments the local model would be shown. A quote
 counts when
 
@@ -50,8 +50,8 @@ def held_out(set_name: str, position: int) -> bool:
 def collect(names: list[str]) -> list[dict[str, Any]]:
     """Each question searched as the local chat path does: query, rag-db-query, gate, fragments shown."""
     from flows.rag_query import rag_db_query
-    from grove.settings import get_settings
-    from nodes.search_gate import decide, search_query
+    from grove.core.settings import get_settings
+    from nodes.retrieval.search_gate import decide, search_query
 
     probes: list[dict[str, Any]] = []
     with stores(names) as sets:
@@ -76,7 +76,7 @@ def collect(names: list[str]) -> list[dict[str, Any]]:
 
 def from_answers(path: Path, config: str) -> list[dict[str, Any]]:
     """Probes from an answer_eval dump: the fragments shown and the draft, for one configuration."""
-    from nodes.quote import QUOTE_LEAD
+    from nodes.answering.quote import QUOTE_LEAD
 
     dumped = json.loads(path.read_text())[config]
     sets = {s.name: s for s in load_sets((*EVAL_SETS, "writer"))}
@@ -98,7 +98,7 @@ def score(probes: list[dict[str, Any]], selector: str, considered: int | None = 
     """Each probe's quote by `selector`, chosen from the fragments the model is shown, or from the
     first `considered` of the retrieved ones."""
     from bench.answer_eval import has_fact
-    from nodes.quote import select_quote
+    from nodes.answering.quote import select_quote
 
     results = []
     for probe in probes:
@@ -123,13 +123,13 @@ def main() -> None:
     parser.add_argument("--probes", type=Path, default=None, help="read searches from / write them to this file")
     parser.add_argument("--answers", type=Path, default=None, help="an answer_eval dump: its fragments and drafts")
     parser.add_argument("--config", default="after", help="the dump's configuration to read")
-    parser.add_argument("--selectors", default=None, help="comma-separated (default: all in nodes/quote.py)")
+    parser.add_argument("--selectors", default=None, help="comma-separated (default: all in nodes/answering/quote.py)")
     parser.add_argument("--considered", default="",
                         help="comma-separated counts of retrieved fragments to choose from (default: those shown)")
     args = parser.parse_args()
 
-    from grove.settings import get_settings
-    from nodes.quote import SELECTORS
+    from grove.core.settings import get_settings
+    from nodes.answering.quote import SELECTORS
 
     if args.answers:
         probes = from_answers(args.answers, args.config)

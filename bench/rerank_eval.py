@@ -26,8 +26,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from bench.datasets import CACHE_DIR, EvalSet, Query, dataset_fingerprint, load_ru_eval  # noqa: E402
 from bench.late_interaction import LateInteractionReranker, load_embedding_model  # noqa: E402
-from nodes.rerankers import DEFAULT_OFFLINE_RERANKER, Candidate  # noqa: E402
-from nodes.rerankers.bm25_fusion import (  # noqa: E402
+from nodes.retrieval.rerankers import DEFAULT_OFFLINE_RERANKER, Candidate  # noqa: E402
+from nodes.retrieval.rerankers.bm25_fusion import (  # noqa: E402
     BM25FusionReranker,
     TermStats,
     _lemma,
@@ -36,7 +36,7 @@ from nodes.rerankers.bm25_fusion import (  # noqa: E402
     bm25_scores,
     fuse,
 )
-from nodes.rerankers.none import NoRerank  # noqa: E402
+from nodes.retrieval.rerankers.none import NoRerank  # noqa: E402
 
 MODEL_DIR = Path(__file__).resolve().parent.parent / ".grove" / "models" / "embeddinggemma-300m"
 N_CANDIDATES = 30

@@ -6,8 +6,8 @@ What is measured is what a user gets. Documents go in through the production ing
 `ingest` flow that `grove ingest` runs (parse → chunk → embed → store in Postgres, on a temporary
 embedded Postgres and Prefect server), one user id per set and chunking mode — and every question
 goes through the production retrieval functions, the ones the tasks of `rag-db-query` wrap:
-EmbeddingGemma's query vector → `nodes.retrieve.first_stage` (30 candidates, HNSW alone or fused
-with full-text search, with the per-user filter) → `nodes.rerank_fragments.rerank` (top 10). Only
+EmbeddingGemma's query vector → `nodes.retrieval.retrieve.first_stage` (30 candidates, HNSW alone or fused
+with full-text search, with the per-user filter) → `nodes.retrieval.rerank_fragments.rerank` (top 10). Only
 Prefect's per-task bookkeeping is left out of the query side, so that the 30 candidates can be
 scored too (recall@30) and the configurations share one query vector per question.
 
@@ -114,8 +114,8 @@ class Outcome:
 
 def evaluate(evalset: EvalSet, owner_id: int, store: list[StoredChunk], vectors: Any, first_stage: str,
              reranker: str, questions: Sequence[int] | None = None) -> dict[str, Outcome]:
-    from nodes.rerank_fragments import rerank
-    from nodes.retrieve import first_stage as run_first_stage
+    from nodes.retrieval.rerank_fragments import rerank
+    from nodes.retrieval.retrieve import first_stage as run_first_stage
 
     by_id = {c.id: c for c in store}
     results = {}
@@ -163,7 +163,7 @@ def compare(a: dict[str, Outcome], b: dict[str, Outcome]) -> tuple[int, int, int
 
 
 def use_chunking(mode: str) -> None:
-    from grove.settings import reset_settings
+    from grove.core.settings import reset_settings
 
     os.environ["GROVE_CHUNKING"] = mode
     reset_settings()
@@ -212,7 +212,7 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace, sets: list[EvalSet], chunkings: list[str]) -> None:
-    from nodes.embedder import get_embedder
+    from nodes.embedding.embedder import get_embedder
 
     html_via = args.html_via
     if html_via == "auto":
@@ -343,8 +343,8 @@ def late_interaction(args: argparse.Namespace, sets: list[EvalSet], chunkings: l
 def sweep(sets: list[EvalSet], chunkings: list[str], stores: dict[tuple[str, str], list[StoredChunk]],
           vectors: dict[str, Any]) -> None:
     """Hybrid fusion parameters, no rerank: MRR@10 / recall@30 per set and their mean."""
-    from grove.db import transaction
-    from nodes.retrieve import hybrid_search_in
+    from grove.store.db import transaction
+    from nodes.retrieval.retrieve import hybrid_search_in
 
     grid = [(w, k, p) for w in (0.5, 0.75, 1.0, 1.5) for k in (20, 60) for p in (30, 60)]
     print("\nHybrid fusion sweep (no rerank): MRR@10 / recall@30\n")
@@ -386,9 +386,9 @@ def rerank_sweep(sets: list[EvalSet], chunkings: list[str], stores: dict[tuple[s
     The candidates of each question are fetched once per pool size through the production first
     stage; only the fusion runs per grid point (about 1–2 ms a question).
     """
-    from nodes.rerankers import Candidate
-    from nodes.rerankers.bm25_fusion import BM25FusionReranker
-    from nodes.retrieve import first_stage as run_first_stage
+    from nodes.retrieval.rerankers import Candidate
+    from nodes.retrieval.rerankers.bm25_fusion import BM25FusionReranker
+    from nodes.retrieval.retrieve import first_stage as run_first_stage
 
     pools = sorted({p for *_, p in RERANK_GRID})
     print("\nbm25-fusion sweep (vector first stage): MRR@10 / hit@10\n")

@@ -23,7 +23,7 @@ The ceiling: the encoder's floating-point work per token is counted from its con
 attended length × heads × head size, the attended length capped by a sliding window where the layer
 has one) at ``--seq`` tokens, a typical chunk. The ceiling in tokens/s is the measured rate divided
 by that work; for the int8 runtime every linear layer counts at the int8 rate (the MLP's down
-projections too, since the export smooths them: nodes/onnx_export.py) and the attention products,
+projections too, since the export smooths them: nodes/embedding/onnx_export.py) and the attention products,
 which stay fp32, at the fp32 rate. Embedding lookup, norms, softmax and pooling are
 not counted: they are what a runtime loses against the ceiling.
 """

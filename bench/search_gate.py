@@ -3,7 +3,7 @@
 Run: .venv/bin/python -m bench.search_gate [--sets texlive,gimp,debian] [--with-distractors]
 
 With the local model grove searches every question of a user who has documents and gives
-the fragments to the model only when the gate passes (nodes/search_gate.py). The gate should
+the fragments to the model only when the gate passes (nodes/retrieval/search_gate.py). The gate should
 open for questions the user's documents answer and stay shut for the rest. Measured here on
 the project's Russian sets, each ingested through the production path (bench/eval_stores.py),
 every question searched with the production `rag-db-query` flow:
@@ -57,7 +57,7 @@ def general_questions() -> list[Question]:
 
 def probe(store: EvalSet, judge: Judge, question: Question, kind: str, shown: int) -> Probe:
     from flows.rag_query import rag_db_query
-    from nodes.search_gate import GATE_SCORES
+    from nodes.retrieval.search_gate import GATE_SCORES
 
     fragments = rag_db_query(question.text, store.owner)
     if not fragments:
@@ -92,7 +92,7 @@ def main() -> None:
     parser.add_argument("--thresholds", default=None, help="from:to:step (default by score)")
     args = parser.parse_args()
 
-    from grove.settings import get_settings
+    from grove.core.settings import get_settings
 
     names = [n for n in args.sets.split(",") if n]
     general = general_questions()
@@ -117,7 +117,7 @@ def main() -> None:
 
 
 def report(probes: dict[str, list[Probe]], score_name: str, thresholds: str | None) -> None:
-    from nodes.search_gate import GATE_SCORES
+    from nodes.retrieval.search_gate import GATE_SCORES
 
     print("\nROC AUC of each gate score, positives against all negatives of the store:\n")
     print("| score | " + " | ".join(probes) + " | best one threshold for all stores | mean (pos − neg) there | what |")
@@ -172,7 +172,7 @@ def share(part: list[Probe], whole: list[Probe]) -> str:
 
 def balance(probes: dict[str, list[Probe]], score_name: str, threshold: float) -> float:
     """Mean over stores of (positive pass rate − negative pass rate)."""
-    from nodes.search_gate import GATE_SCORES
+    from nodes.retrieval.search_gate import GATE_SCORES
 
     higher = GATE_SCORES[score_name].higher_passes
     values = []

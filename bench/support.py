@@ -12,9 +12,9 @@ from pathlib import Path
 @contextmanager
 def temporary_store() -> Iterator[str]:
     """Start a fresh embedded Postgres in a temp folder, point the settings at it, stop it after."""
-    from grove.db import close_pool, prepare_database
-    from grove.postgres_server import EmbeddedPostgres
-    from grove.settings import reset_settings
+    from grove.store.db import close_pool, prepare_database
+    from grove.infra.postgres_server import EmbeddedPostgres
+    from grove.core.settings import reset_settings
     from tests.conftest import free_port
 
     work = Path(tempfile.mkdtemp(prefix="grove-bench-"))

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from flows.chat import ChatAnswer, chat
 from flows.consultation import ConsultationAnswer, consultation
-from nodes.domain_profile import active_profile
+from grove.core.domain_profile import active_profile
 
 Answer = ChatAnswer | ConsultationAnswer
 

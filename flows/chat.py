@@ -7,9 +7,9 @@ plausible search (SQL, code, empty) is replaced by the user's question.
 
 The small local model does not choose: when the user has documents, the question is
 searched and its fragments are given to the model when the search gate passes
-(`nodes/search_gate.py`); otherwise it answers without fragments and without sources.
+(`nodes/retrieval/search_gate.py`); otherwise it answers without fragments and without sources.
 
-Every draft is then checked (`nodes/answer_check.py`): a degenerate one is replaced by
+Every draft is then checked (`nodes/answering/answer_check.py`): a degenerate one is replaced by
 an extractive answer quoting the fragments (or an honest «не нашёл»), and the
 citations of an accepted one are checked against the fragments' text, which decides
 the source block.
@@ -22,29 +22,29 @@ import logging
 from functools import cache
 from typing import Any, cast
 
-from grove.observe import flow
+from grove.core.observe import flow
 from pydantic import BaseModel, Field
 
 import prompts
 from flows.rag_query import rag_db_query
-from grove.settings import get_settings
-from nodes.answer_check import CheckedAnswer, is_refusal
-from nodes import answer_pipeline as pipeline
-from nodes.answer_prompt import TEMPLATE, AnswerContext, Style, parts, render
-from nodes.chat_history import NO_ANSWER_MARK, ChatMessage, load_history, store_pair
-from nodes.dialogue_metrics import record_turn, report_turn
-from nodes.llm import LLMError, LLMReply, answer_decoding, current_endpoint, llm_task
-from nodes.retrieve import Fragment
-from nodes.search_gate import GateDecision, decide, has_documents, model_query, search_query
-from nodes.context_signals import Signal
-from nodes.context_window import newest_pairs_within, prompt_room, request_tokens
-from nodes.plan import PlanError
-from nodes.quote import Quote, passages_text, select_quote, with_quote
-from nodes.reply_stream import beneath, current_sink
-from nodes.plan_generator import generate_plan
-from nodes.query_analyzer import analyze_query, marker_kind
-from nodes.token_budget import count_tokens
-from nodes.turn_policy import TurnPolicy, prepare_turn
+from grove.core.settings import get_settings
+from nodes.answering.answer_check import CheckedAnswer, is_refusal
+from nodes.answering import answer_pipeline as pipeline
+from nodes.answering.answer_prompt import TEMPLATE, AnswerContext, Style, parts, render
+from nodes.store.chat_history import NO_ANSWER_MARK, ChatMessage, load_history, store_pair
+from nodes.store.dialogue_metrics import record_turn, report_turn
+from nodes.answering.llm import LLMError, LLMReply, answer_decoding, current_endpoint, llm_task
+from nodes.retrieval.retrieve import Fragment
+from nodes.retrieval.search_gate import GateDecision, decide, has_documents, model_query, search_query
+from nodes.answering.context_signals import Signal
+from nodes.answering.context_window import newest_pairs_within, prompt_room, request_tokens
+from nodes.answering.plan import PlanError
+from nodes.answering.quote import Quote, passages_text, select_quote, with_quote
+from nodes.telegram.stream import beneath, current_sink
+from nodes.answering.plan_generator import generate_plan
+from nodes.answering.query_analyzer import analyze_query, marker_kind
+from nodes.answering.token_budget import count_tokens
+from nodes.answering.turn_policy import TurnPolicy, prepare_turn
 
 log = logging.getLogger(__name__)
 
@@ -210,7 +210,7 @@ def evidence(question: str, fragments: list[Fragment]) -> str:
 
 
 def passages(question: str, fragments: list[Fragment]) -> list[Fragment]:
-    """The passages of the fragments that answer the question (nodes/quote.py), each in its
+    """The passages of the fragments that answer the question (nodes/answering/quote.py), each in its
     fragment's place: a small model reads a few sentences better than four pages, and faster."""
     quotes = select_quote(question, [f.text for f in fragments])
     return [fragments[q.fragment - 1].model_copy(update={"text": q.text}) for q in quotes] or fragments[:1]

@@ -19,22 +19,22 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from grove.observe import flow, task
-from grove.runs import artifact, run_logger
+from grove.core.observe import flow, task
+from grove.core.runs import artifact, run_logger
 from pydantic import BaseModel, Field
 
 import prompts
-from grove.settings import get_settings
-from nodes.reply_stream import paused
-from nodes.answer_prompt import AnswerContext, parts, render
-from nodes.chat_history import ChatMessage
-from nodes.context_window import newest_pairs_within
-from nodes.embedder import get_embedder
-from nodes.llm import TransientLLMError, complete
-from nodes.plan import Plan, Step, layers, validate_plan
-from nodes.retrieve import Fragment, first_stage
-from nodes.step_context import StepResult, build_context
-from nodes.token_budget import TokenBudgetManager, count_message_tokens, truncate_to_tokens
+from grove.core.settings import get_settings
+from nodes.telegram.stream import paused
+from nodes.answering.answer_prompt import AnswerContext, parts, render
+from nodes.store.chat_history import ChatMessage
+from nodes.answering.context_window import newest_pairs_within
+from nodes.embedding.embedder import get_embedder
+from nodes.answering.llm import TransientLLMError, complete
+from nodes.answering.plan import Plan, Step, layers, validate_plan
+from nodes.retrieval.retrieve import Fragment, first_stage
+from nodes.answering.step_context import StepResult, build_context
+from nodes.answering.token_budget import TokenBudgetManager, count_message_tokens, truncate_to_tokens
 
 TASKS = {
     "summarize": "кратко изложи, что говорят материалы{focus}.",

@@ -15,7 +15,7 @@ so a restarted bot or another worker continues a clarification where it stopped:
 
 Final answers are logged and queued for moderation in one transaction; clarifying
 and system questions never are. Every model answer is checked first
-(`nodes/answer_check.py`): a degenerate draft — a loop, another language, a text about
+(`nodes/answering/answer_check.py`): a degenerate draft — a loop, another language, a text about
 something else — is replaced by a quote of the knowledge base or a plain «нет ответа»,
 and is never queued for moderation.
 
@@ -24,7 +24,7 @@ library («общая информация»). When it has nothing, the small lo
 from general knowledge (that is where it wrote a looping list about human meals): the
 profile's clarifying question is asked without a model call.
 
-Retrieval and sources follow seed 002 with the corrections of `nodes.unified_retrieve`
+Retrieval and sources follow seed 002 with the corrections of `nodes.retrieval.unified_retrieve`
 (no other crop's approved pairs, the general culture beside the exact one, distance-first
 merge). The history in a prompt is the topic's own, and none when an approved pair
 matched. Only real answers reach the moderation queue (`queue_refusal`), without their
@@ -36,27 +36,27 @@ from __future__ import annotations
 
 from typing import Literal
 
-from grove.observe import flow
-from grove.runs import artifact, run_logger
+from grove.core.observe import flow
+from grove.core.runs import artifact, run_logger
 from pydantic import BaseModel, Field
 
 from flows import texts
 from flows.consultation_turn import Asked, ask_consultation_llm, library_snippets, queue_refusal
-from grove.messages import Button
-from grove.settings import get_settings
-from nodes.answer_prompt import TEMPLATE
-from nodes.consultation_prompt import (
+from grove.core.messages import Button
+from grove.core.settings import get_settings
+from nodes.answering.answer_prompt import TEMPLATE
+from nodes.answering.consultation_prompt import (
     is_clarification_question,
 )
-from nodes.context_signals import Signal
-from nodes.consultation_state import (ConsultationContext, ConsultationState, clear_state, finish_turn,
+from nodes.answering.context_signals import Signal
+from nodes.store.consultation_state import (ConsultationContext, ConsultationState, clear_state, finish_turn,
                                       read_state, save_state)
-from nodes.detect_culture import detect_culture_name
-from nodes.dialogue_metrics import record_turn
-from nodes.domain_profile import DomainProfile, active_profile
-from nodes.llm import current_endpoint
-from nodes.topics import Topic, close_topic, last_question, log_turn, open_topic, set_topic_culture
-from nodes.unified_retrieve import Snippet
+from nodes.answering.detect_culture import detect_culture_name
+from nodes.store.dialogue_metrics import record_turn
+from grove.core.domain_profile import DomainProfile, active_profile
+from nodes.answering.llm import current_endpoint
+from nodes.store.topics import Topic, close_topic, last_question, log_turn, open_topic, set_topic_culture
+from nodes.retrieval.unified_retrieve import Snippet
 
 Kind = Literal["answer", "clarification", "variety_question", "failed"]
 

@@ -10,26 +10,26 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from flows import texts
-from grove.runs import run_logger
-from grove.settings import get_settings
-from nodes.chat_history import ChatMessage, load_history
-from nodes.consultation_prompt import (
+from grove.core.runs import run_logger
+from grove.core.settings import get_settings
+from nodes.store.chat_history import ChatMessage, load_history
+from nodes.answering.consultation_prompt import (
     KNOWLEDGE_HEADER,
     Mode,
     fragment_text,
     is_clarification_question,
     system_prompt,
 )
-from nodes.context_signals import Signal
-from nodes.context_window import request_tokens
-from nodes.domain_profile import DomainProfile
-from nodes import answer_pipeline as pipeline
-from nodes.answer_prompt import Style
-from nodes.embedder import embed_query
-from nodes.llm import LLMError, answer_decoding, current_endpoint, llm_task
-from nodes.token_budget import count_tokens
-from nodes.turn_policy import TurnPolicy, prepare_turn
-from nodes.unified_retrieve import Snippet, retrieve_unified_snippets
+from nodes.answering.context_signals import Signal
+from nodes.answering.context_window import request_tokens
+from grove.core.domain_profile import DomainProfile
+from nodes.answering import answer_pipeline as pipeline
+from nodes.answering.answer_prompt import Style
+from nodes.embedding.embedder import embed_query
+from nodes.answering.llm import LLMError, answer_decoding, current_endpoint, llm_task
+from nodes.answering.token_budget import count_tokens
+from nodes.answering.turn_policy import TurnPolicy, prepare_turn
+from nodes.retrieval.unified_retrieve import Snippet, retrieve_unified_snippets
 
 
 class Asked(BaseModel):
@@ -62,11 +62,11 @@ def library_snippets(profile: DomainProfile, culture: str, mode: Mode, text: str
 
 def _fitted(profile: DomainProfile, text: str, culture: str, mode: Mode, snippets: list[Snippet],
             history: list[ChatMessage], policy: TurnPolicy) -> tuple[list[Snippet], list[ChatMessage]]:
-    """Fragments in retrieval order (distance first, see nodes.unified_retrieve) and the newest
+    """Fragments in retrieval order (distance first, see nodes.retrieval.unified_retrieve) and the newest
     history pairs that fit the model's window.
 
     Fragments stop at `consultation_fragment_tokens`; history keeps at least a share of the room
-    (`nodes.context_window`).
+    (`nodes.answering.context_window`).
     """
     rules = system_prompt(profile, culture, profile.category, mode, [], policy.signals, policy.recent_bot, _style())
     fixed = request_tokens([{"role": "system", "content": rules}, {"role": "user", "content": text}])

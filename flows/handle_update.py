@@ -3,8 +3,8 @@
 It reads `user_state.current_mode` and branches, like the seed's n8n main
 workflow: commands and button presses → mode switch; messages → the chat or
 the documents branch. Every handler *returns* its replies and sends nothing: the
-turn around it (`grove.dispatch.process`) hands them to the one sender
-(`nodes.telegram_reply.send_reply`), into the outbox of the turn's one transaction,
+turn around it (`grove.app.dispatch.process`) hands them to the one sender
+(`nodes.telegram.reply.send_reply`), into the outbox of the turn's one transaction,
 delivered after commit.
 """
 
@@ -17,24 +17,24 @@ from typing import Any
 from flows import texts
 from flows.mode_switch import menu, mode_switch
 from flows.moderation import is_moderation_update, moderation
-from grove import jobs
-from grove.messages import IncomingUpdate, Reply
-from grove.observe import flow
-from grove.runs import current_run, deadline
-from grove.settings import get_settings
-from nodes import confirmations
-from nodes.chat_history import clean_chat
-from nodes.classify_input import classify_input
-from nodes.consultation_state import clear_state
-from nodes.context_window import fit_question
-from nodes.document_store import delete_user_documents
-from nodes.domain_profile import active_profile
-from nodes.ingest_types import IngestError, IngestItem
-from nodes.reply_stream import streaming
-from nodes.telegram_reply import answer_callback, typing_indicator
-from nodes.topics import close_user_topics
-from nodes.user_state import UserState, read_user_state, start_new_session
-from nodes.voice_question import spoken, transcribe_question
+from grove.store import jobs
+from grove.core.messages import IncomingUpdate, Reply
+from grove.core.observe import flow
+from grove.core.runs import current_run, deadline
+from grove.core.settings import get_settings
+from nodes.store import confirmations
+from nodes.store.chat_history import clean_chat
+from nodes.ingestion.classify_input import classify_input
+from nodes.store.consultation_state import clear_state
+from nodes.answering.context_window import fit_question
+from nodes.store.document_store import delete_user_documents
+from grove.core.domain_profile import active_profile
+from grove.core.ingest_types import IngestError, IngestItem
+from nodes.telegram.stream import streaming
+from nodes.telegram.reply import answer_callback, typing_indicator
+from nodes.store.topics import close_user_topics
+from nodes.store.user_state import UserState, read_user_state, start_new_session
+from nodes.ingestion.voice_question import spoken, transcribe_question
 
 MENU_COMMANDS = {"start", "menu", "reset", "mode"}
 

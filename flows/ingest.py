@@ -14,25 +14,25 @@ import time
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from grove.observe import flow, task
-from grove.runs import artifact, current_run
+from grove.core.observe import flow, task
+from grove.core.runs import artifact, current_run
 from pydantic import BaseModel
 
 from flows import texts
-from grove import jobs, outbox
-from grove.db import StoreUnavailable, unit_of_work
-from grove.messages import Reply
-from grove.settings import get_settings
-from nodes.chunk_document import chunk_document
-from nodes.document_store import (activate_documents, content_hash, delete_documents, discard_pending, find_document,
+from grove.store import jobs, outbox
+from grove.store.db import StoreUnavailable, unit_of_work
+from grove.core.messages import Reply
+from grove.core.settings import get_settings
+from nodes.ingestion.chunk_document import chunk_document
+from nodes.store.document_store import (activate_documents, content_hash, delete_documents, discard_pending, find_document,
                                   message_documents, store_document)
-from nodes.embedder import embed_chunks
-from nodes.fetch_url import fetch_url, user_message_for
-from nodes.ingest_types import ExtractedDocument, IngestError, IngestItem, InputKind, SourceType
-from nodes.parse_files import parse_file_task
-from nodes.progress import report, reporting, working_on
-from nodes.telegram_files import download_telegram_file
-from nodes.transcribe import transcribe
+from nodes.embedding.embedder import embed_chunks
+from nodes.ingestion.fetch_url import fetch_url, user_message_for
+from grove.core.ingest_types import ExtractedDocument, IngestError, IngestItem, InputKind, SourceType
+from nodes.ingestion.parse_files import parse_file_task
+from grove.core.progress import report, reporting, working_on
+from nodes.telegram.files import download_telegram_file
+from nodes.ingestion.transcribe import transcribe
 
 GENERIC_FAILURE = "Не удалось обработать «{name}»: внутренняя ошибка. Попробуйте ещё раз позже."
 
@@ -123,7 +123,7 @@ def from_media(item: IngestItem) -> ExtractedDocument:
 
 
 def from_file(item: IngestItem) -> ExtractedDocument:
-    """A document: the file formats (`nodes.formats`), named after the file the user sent."""
+    """A document: the file formats (`nodes.ingestion.formats`), named after the file the user sent."""
     item = _local(item)
     assert item.path is not None
     document = parse_file_task(item.path, item.file_name or Path(item.path).name, item.mime_type)
@@ -281,7 +281,7 @@ class JobStopped(Exception):
 class ProgressMessage:
     """The upload's acknowledgement, edited with progress at most every `every` seconds.
 
-    Called from the branches' threads through `nodes.progress`; raising `JobStopped` there
+    Called from the branches' threads through `grove.core.progress`; raising `JobStopped` there
     stops the work between batches when `stop` is set.
     """
 
@@ -313,7 +313,7 @@ class ProgressMessage:
         return "Индексирую…\n" + "\n".join(lines)
 
     def _edit(self, text: str) -> None:
-        from nodes.telegram_reply import edit_text
+        from nodes.telegram.reply import edit_text
 
         if self.job.ack_id is None:
             return
@@ -343,7 +343,7 @@ def ingest_job(job: jobs.Job, stop: threading.Event | None = None) -> list[Inges
     The confirmation and the job's end are written in one transaction and delivered after it,
     so a crash between them never confirms twice or forgets to confirm.
     """
-    from nodes.telegram_reply import deliver_row, send_reply
+    from nodes.telegram.reply import deliver_row, send_reply
 
     items = [IngestItem.model_validate(i) for i in job.payload["items"]]
     progress = ProgressMessage(job, [display_name(i) for i in items], get_settings().progress_every,

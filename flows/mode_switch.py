@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from grove.observe import flow
+from grove.core.observe import flow
 
 from flows import texts
-from grove.messages import IncomingUpdate, Reply
-from nodes.telegram_reply import answer_callback
-from nodes.user_state import MODES, set_user_mode
+from grove.core.messages import IncomingUpdate, Reply
+from nodes.telegram.reply import answer_callback
+from nodes.store.user_state import MODES, set_user_mode
 
 
 def menu(chat_id: int, text: str = texts.MODE_MENU) -> Reply:
@@ -18,7 +18,7 @@ def menu(chat_id: int, text: str = texts.MODE_MENU) -> Reply:
 def mode_switch(update: IncomingUpdate) -> list[Reply]:
     """/start shows the menu; a press on «Чат» / «База» stores the mode and confirms it.
 
-    Returns the replies; the turn sends them (`nodes.telegram_reply.send_reply`)."""
+    Returns the replies; the turn sends them (`nodes.telegram.reply.send_reply`)."""
     if update.callback_data is None:
         return [menu(update.chat_id)]
 

@@ -9,14 +9,14 @@ Everyone not in GROVE_ADMIN_IDS is refused, whatever they send.
 
 from __future__ import annotations
 
-from grove.observe import flow
+from grove.core.observe import flow
 
 from flows import texts
-from grove.messages import IncomingUpdate, Reply
-from nodes.dialogue_metrics import record_turn
-from nodes.moderation import (ModerationItem, Review, approve, get_item, is_admin, item_being_edited, next_pending,
+from grove.core.messages import IncomingUpdate, Reply
+from nodes.store.dialogue_metrics import record_turn
+from nodes.store.moderation import (ModerationItem, Review, approve, get_item, is_admin, item_being_edited, next_pending,
                               pending_count, reject, start_edit)
-from nodes.telegram_reply import answer_callback
+from nodes.telegram.reply import answer_callback
 
 
 def is_moderation_update(update: IncomingUpdate) -> bool:

@@ -1,19 +1,19 @@
 """`rag-db-query` (seed 001 §4.2 step 4): embed the query, first stage top 30, rerank to the top 10.
 
 The first stage is HNSW fused with full-text search, or HNSW alone (`GROVE_RETRIEVAL_FIRST_STAGE`,
-nodes/retrieve.py); the rerank stage is `GROVE_RERANKER` (nodes/rerank_fragments.py).
+nodes/retrieval/retrieve.py); the rerank stage is `GROVE_RERANKER` (nodes/retrieval/rerank_fragments.py).
 
 A sub-flow of its own so ops see each search, its query and its timings in the UI.
 """
 
 from __future__ import annotations
 
-from grove.observe import flow
+from grove.core.observe import flow
 
-from grove.settings import get_settings
-from nodes.embedder import embed_query
-from nodes.rerank_fragments import rerank_fragments
-from nodes.retrieve import Fragment, candidate_search
+from grove.core.settings import get_settings
+from nodes.embedding.embedder import embed_query
+from nodes.retrieval.rerank_fragments import rerank_fragments
+from nodes.retrieval.retrieve import Fragment, candidate_search
 
 
 @flow(name="rag-db-query", flow_run_name="rag-db-query-user{owner_id}")

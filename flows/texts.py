@@ -1,7 +1,7 @@
 """What the bot says in the mode-switch and routing flows (Russian, as the users speak)."""
 
-from grove.messages import Button
-from nodes.formats import file_kinds
+from grove.core.messages import Button
+from nodes.ingestion.formats import file_kinds
 
 MODE_MENU = "Выберите режим работы"
 MODE_BUTTONS = [[Button(label="Чат", data="chat"), Button(label="База", data="documents")]]
@@ -85,7 +85,7 @@ def index_offer(labels: list[str]) -> str:
 
 
 def index_offer_buttons(token: str) -> list[list[Button]]:
-    """One-time buttons; the items wait in the token's payload (nodes/confirmations.py)."""
+    """One-time buttons; the items wait in the token's payload (nodes/store/confirmations.py)."""
     return [[Button(label="Добавить в базу", data=f"index_offer:yes:{token}"),
              Button(label="Не нужно", data=f"index_offer:no:{token}")]]
 
@@ -100,7 +100,7 @@ INDEX_OFFER_STALE = "Это предложение уже недействите
 
 
 def clean_base_buttons(token: str) -> list[list[Button]]:
-    """One-time buttons: the token is valid once, for this user and chat (nodes/confirmations.py)."""
+    """One-time buttons: the token is valid once, for this user and chat (nodes/store/confirmations.py)."""
     return [[Button(label="Да, удалить", data=f"clean_base:yes:{token}"),
              Button(label="Отмена", data=f"clean_base:no:{token}")]]
 

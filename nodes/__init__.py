@@ -1,5 +1,5 @@
-"""Reusable units of work. Each node is one small typed module holding Prefect tasks.
-
-A node may import from `grove` (settings, store, message shapes), `chunking` and
-`prompts`; never from `flows`. Adding a node = one file here + one test.
+"""Reusable units of work, one package per concern: the users' tables (store), embedding,
+ingestion, retrieval, answering and the Telegram sender. Each node is one small typed module
+holding tasks; a new node is one file in its package plus one test. Nodes never import `flows`
+or the app (`tests/test_layout.py`).
 """

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from grove.settings import PROJECT_ROOT, reset_settings
+from grove.core.settings import PROJECT_ROOT, reset_settings
 
 if TYPE_CHECKING:
     from tests.support.telegram_standin import TelegramStandin
@@ -66,14 +66,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     # The token counter keeps the model's vocabulary (a llama_cpp.Llama) for the process. Left to
     # interpreter shutdown, it may be freed after llama_cpp's own globals are gone, and its __del__
     # prints a TypeError traceback (which modules the run imported decides the order): free it now.
-    vocabulary = getattr(sys.modules.get("nodes.token_budget"), "_vocabulary", None)
+    vocabulary = getattr(sys.modules.get("nodes.answering.token_budget"), "_vocabulary", None)
     if vocabulary is not None and hasattr(vocabulary, "cache_clear"):
         vocabulary.cache_clear()
 
 
 @pytest.fixture(scope="session")
 def prefect_server(pytestconfig: pytest.Config) -> Iterator[str]:
-    from grove.prefect_server import PrefectServer
+    from grove.infra.prefect_server import PrefectServer
 
     server = PrefectServer(home=_ROOT / "prefect-server", port=pytestconfig.grove_prefect_port)
     server.start(timeout=120)
@@ -87,8 +87,8 @@ def prefect_server(pytestconfig: pytest.Config) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
     """A migrated database: GROVE_TEST_DATABASE_URL if given, else a fresh embedded cluster."""
-    from grove.db import close_pool, prepare_database
-    from grove.postgres_server import EmbeddedPostgres
+    from grove.store.db import close_pool, prepare_database
+    from grove.infra.postgres_server import EmbeddedPostgres
 
     server = None
     url = os.environ.get("GROVE_TEST_DATABASE_URL")
@@ -132,7 +132,7 @@ def third_user_id() -> int:
 @pytest.fixture
 def standin(store: str) -> Iterator[TelegramStandin]:
     """The Bot API stand-in, with the settings pointing the bot and the reply node at it."""
-    from nodes.telegram_reply import close_bots
+    from nodes.telegram.reply import close_bots
     from tests.support.telegram_standin import TelegramStandin
 
     with TelegramStandin() as server:

@@ -1,4 +1,4 @@
-"""The answer checks of nodes/answer_check.py, unit by unit: no model, no database, no embeddings.
+"""The answer checks of nodes/answering/answer_check.py, unit by unit: no model, no database, no embeddings.
 
 Degenerate drafts (loops, another language, empty, too long, a refusal over a matching
 fragment), the extractive fallback, citations checked against the fragments' words, and the
@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
-import nodes.quote
-from nodes.answer_check import (
+import nodes.answering.quote
+from nodes.answering.answer_check import (
     CANNOT_ANSWER,
     EXTRACT_LEAD,
     NOT_FOUND,
@@ -43,7 +43,7 @@ def lexical_quotes(env, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:  # t
     def no_embedder(question: str, texts: object) -> list[float]:
         raise AssertionError("the embedding model must not be loaded in a unit test")
 
-    monkeypatch.setattr(nodes.quote, "embedded_similarity", no_embedder)
+    monkeypatch.setattr(nodes.answering.quote, "embedded_similarity", no_embedder)
     yield
 
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from nodes import answer_pipeline as pipeline
-from nodes.chat_history import ChatMessage
-from nodes.context_window import MIN_FRAGMENT_TOKENS, prompt_room
-from nodes.llm import LLMReply
-from nodes.retrieve import Fragment
-from nodes.sources import HEADER, Citable
-from nodes.token_budget import count_tokens
-from nodes.turn_policy import TurnPolicy
-from nodes.unified_retrieve import Snippet
+from nodes.answering import answer_pipeline as pipeline
+from nodes.store.chat_history import ChatMessage
+from nodes.answering.context_window import MIN_FRAGMENT_TOKENS, prompt_room
+from nodes.answering.llm import LLMReply
+from nodes.retrieval.retrieve import Fragment
+from nodes.retrieval.sources import HEADER, Citable
+from nodes.answering.token_budget import count_tokens
+from nodes.answering.turn_policy import TurnPolicy
+from nodes.retrieval.unified_retrieve import Snippet
 
 
 def fragment(n: int, text: str) -> Fragment:

@@ -1,4 +1,4 @@
-"""The one answer template (nodes/answer_prompt.py) in every mode and style, without the model."""
+"""The one answer template (nodes/answering/answer_prompt.py) in every mode and style, without the model."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from nodes.answer_prompt import AnswerContext, Style, mode_text, render, signal_text
-from nodes.context_signals import Signal
+from nodes.answering.answer_prompt import AnswerContext, Style, mode_text, render, signal_text
+from nodes.answering.context_signals import Signal
 
 STYLES: list[Style] = ["full", "short", "exact"]
 MODES = ["chat", "documents", "general"]

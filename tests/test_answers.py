@@ -17,12 +17,12 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from nodes.answer_check import EXTRACT_LEAD
-from nodes.document_store import ChunkRecord, store_document
-from nodes.embedder import get_embedder
-from nodes.ingest_types import ExtractedDocument
-from nodes.quote import NEAREST_LEAD, QUOTE_LEAD
-from nodes.unified_retrieve import LIBRARY_OWNER
+from nodes.answering.answer_check import EXTRACT_LEAD
+from nodes.store.document_store import ChunkRecord, store_document
+from nodes.embedding.embedder import get_embedder
+from grove.core.ingest_types import ExtractedDocument
+from nodes.answering.quote import NEAREST_LEAD, QUOTE_LEAD
+from nodes.retrieval.unified_retrieve import LIBRARY_OWNER
 from tests.support.scripted_llm import Response, ScriptedLLM, text, tool_call
 
 pytestmark = pytest.mark.timeout(240)
@@ -64,7 +64,7 @@ def remote(env):  # type: ignore[no-untyped-def]
 
 def ask_chat(question: str, user_id: int):  # type: ignore[no-untyped-def]
     from flows.chat import chat
-    from nodes.user_state import session_of
+    from nodes.store.user_state import session_of
 
     return chat(question, user_id, session_of.fn(user_id, user_id))
 
@@ -151,7 +151,7 @@ def test_a_junk_query_from_the_model_is_replaced_by_the_question(
 
 
 def test_the_local_model_gets_the_measured_decoding(store: str, local: ScriptedLLM, user_id: int) -> None:
-    from grove.settings import get_settings
+    from grove.core.settings import get_settings
 
     local.script(text("Азотом."))
     ask_chat(SPRING, user_id)
@@ -296,15 +296,15 @@ def queued(url: str, user_id: int) -> list[dict]:
 
 def consult(question: str, user_id: int):  # type: ignore[no-untyped-def]
     from flows.consultation import consultation
-    from nodes.user_state import session_of
+    from nodes.store.user_state import session_of
 
     return consultation(question, user_id, session_of.fn(user_id, user_id))
 
 
 def test_unclear_crop_with_nothing_to_retrieve_asks_the_profiles_question(
         store: str, env, user_id: int) -> None:  # type: ignore[no-untyped-def]
-    from nodes.consultation_state import read_state
-    from nodes.domain_profile import load_profile
+    from nodes.store.consultation_state import read_state
+    from grove.core.domain_profile import load_profile
 
     model = Classifier({}, [])
     with ScriptedLLM(default=model) as server:
@@ -349,7 +349,7 @@ def test_a_refusal_with_the_answer_in_the_fragments_gets_the_quote(
 
 
 def test_a_refusal_stands_when_no_fragment_sentence_matches(store: str, user_id: int) -> None:
-    from nodes.answer_check import check_answer
+    from nodes.answering.answer_check import check_answer
 
     checked = check_answer("В ваших документах об этом не сказано.", "Как перезимовать голубике на балконе?",
                            ["Ремонтантную малину весной подкармливают азотом."])
@@ -358,11 +358,11 @@ def test_a_refusal_stands_when_no_fragment_sentence_matches(store: str, user_id:
 
 def test_a_refusal_over_passing_fragments_shows_the_nearest_passage_as_the_nearest(
         store: str, local: ScriptedLLM, user_id: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    import nodes.answer_check
+    import nodes.answering.answer_check
 
     # No sentence covers enough of the question to call the refusal wrong (the `refused` check
     # stays silent), yet the gate passed the fragments: the nearest passage is shown as such.
-    monkeypatch.setattr(nodes.answer_check, "REFUSAL_OVERRULE_COVERAGE", 1.01)
+    monkeypatch.setattr(nodes.answering.answer_check, "REFUSAL_OVERRULE_COVERAGE", 1.01)
     index(user_id, "малина.pdf", RASPBERRY)
     local.script(text("В ваших документах об этом не сказано."))
     answer = ask_chat("Как ухаживать за ремонтантной малиной осенью?", user_id)

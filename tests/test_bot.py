@@ -5,7 +5,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from nodes.telegram_reply import close_bots
+from nodes.telegram.reply import close_bots
 from tests.support.bot import new_bot, running
 from tests.support.telegram_standin import TelegramStandin
 
@@ -113,8 +113,8 @@ async def test_webhook_mode_receives_updates(standin: TelegramStandin, store: st
                                              env) -> None:  # type: ignore[no-untyped-def]
     import httpx
 
-    from grove.bot import webhook_options
-    from grove.settings import get_settings
+    from grove.channels.bot import webhook_options
+    from grove.core.settings import get_settings
     from tests.conftest import free_port
 
     port = free_port()

@@ -13,10 +13,10 @@ import re
 import psycopg
 import pytest
 
-from nodes.chat_history import store_pair
-from nodes.document_store import ChunkRecord, store_document
-from nodes.embedder import get_embedder
-from nodes.ingest_types import ExtractedDocument
+from nodes.store.chat_history import store_pair
+from nodes.store.document_store import ChunkRecord, store_document
+from nodes.embedding.embedder import get_embedder
+from grove.core.ingest_types import ExtractedDocument
 from tests.support.bot import choose_chat, new_bot, running
 from tests.support.scripted_llm import ScriptedLLM, error, slow, text, tool_call, varied_answer
 from tests.support.telegram_standin import TelegramStandin
@@ -94,7 +94,7 @@ async def test_history_of_15_pairs_is_sent_and_trimmed_to_30(
 ) -> None:
     async with running(new_bot()):
         await choose_chat(standin, user_id)
-        from nodes.user_state import read_user_state
+        from nodes.store.user_state import read_user_state
 
         session = read_user_state.fn(user_id).session_id
         for n in range(20):
@@ -213,7 +213,7 @@ async def test_an_empty_answer_is_asked_again_without_tools(
 async def test_a_long_history_and_long_fragments_are_fitted_to_the_models_window(
     standin: TelegramStandin, llm: ScriptedLLM, env, user_id: int  # type: ignore[no-untyped-def]
 ) -> None:
-    from nodes.context_window import prompt_room, request_tokens
+    from nodes.answering.context_window import prompt_room, request_tokens
 
     env(GROVE_LLM_CONTEXT_TOKENS="2600", GROVE_LLM_MAX_TOKENS="300")
     pages = [" ".join(f"Малина, страница {p}, правило {r}: подкормку вносят по влажной почве и поливают."
@@ -223,7 +223,7 @@ async def test_a_long_history_and_long_fragments_are_fitted_to_the_models_window
                text("Подкармливают по влажной почве [1], а ещё см. [9]."))
     async with running(new_bot()):
         await choose_chat(standin, user_id)
-        from nodes.user_state import read_user_state
+        from nodes.store.user_state import read_user_state
 
         session = read_user_state.fn(user_id).session_id
         long_answer = "Малину подкармливают весной и летом, не позже июля. " * 12
@@ -279,7 +279,7 @@ async def test_a_question_longer_than_the_models_room_is_cut_and_said(
 ) -> None:  # type: ignore[no-untyped-def]
     """Seen: a long message was refused by the model and the user read the outage apology; stored
     whole, it would overflow every later turn of that history."""
-    from nodes.context_window import prompt_room, request_tokens
+    from nodes.answering.context_window import prompt_room, request_tokens
 
     env(GROVE_LLM_CONTEXT_TOKENS="2000")
     sentences = [f"Пункт {n}: у куста малины номер {n} желтеют листья, хотя полив и подкормка обычные."

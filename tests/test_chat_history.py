@@ -1,4 +1,4 @@
-"""nodes/chat_history.py against the real Postgres: the pair limit, the trim, isolation, topics, clean.
+"""nodes/store/chat_history.py against the real Postgres: the pair limit, the trim, isolation, topics, clean.
 
 (tests/test_store.py already checks 18 pairs read back as the newest 15, oldest first.)
 """
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import psycopg
 
-from nodes.chat_history import ChatMessage, clean_chat, load_history, store_pair
-from nodes.topics import log_turn, open_topic
+from nodes.store.chat_history import ChatMessage, clean_chat, load_history, store_pair
+from nodes.store.topics import log_turn, open_topic
 
 
 def _contents(history: list[ChatMessage]) -> list[str]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from nodes.chunk_document import chunk
-from nodes.ingest_types import ExtractedDocument, Segment
-from nodes.media.transcript import render_transcript
+from nodes.ingestion.chunk_document import chunk
+from grove.core.ingest_types import ExtractedDocument, Segment
+from nodes.ingestion.media.transcript import render_transcript
 
 
 def test_transcript_chunks_carry_the_time_they_cover(env) -> None:  # type: ignore[no-untyped-def]
@@ -30,7 +30,7 @@ def test_pdf_chunks_carry_their_page(env) -> None:  # type: ignore[no-untyped-de
 
 
 def test_manual_chunks_carry_page_labels_and_sections(env, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from nodes.parse_files import parse_file
+    from nodes.ingestion.parse_files import parse_file
     from tests.support.documents import make_manual_pdf
 
     env(GROVE_CHUNK_TARGET_CHARS="1000", GROVE_CHUNK_OVERLAP_CHARS="200")
@@ -49,7 +49,7 @@ def test_manual_chunks_carry_page_labels_and_sections(env, tmp_path) -> None:  #
 
 
 def test_a_heading_equal_to_the_title_is_not_repeated_in_the_path(env) -> None:  # type: ignore[no-untyped-def]
-    from nodes.ingest_types import Section
+    from grove.core.ingest_types import Section
 
     text = "Сад\n\nВступление про сад.\n\nМалина\n\nМалину подвязывают весной."
     cut = text.index("Малина")

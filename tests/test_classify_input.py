@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from grove.messages import Attachment
-from nodes.classify_input import classify_input, classify_message, find_urls, note_label
+from grove.core.messages import Attachment
+from nodes.ingestion.classify_input import classify_input, classify_message, find_urls, note_label
 
 
 def test_several_urls_with_punctuation_stripped() -> None:

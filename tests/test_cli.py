@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.models, pytest.mark.timeout(600)]
 
 
 def grove(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "grove.cli", *args], env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "grove.app.cli", *args], env=env, capture_output=True,
                           text=True, timeout=500, check=False)
 
 

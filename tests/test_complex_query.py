@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from nodes.token_budget import count_message_tokens
+from nodes.answering.token_budget import count_message_tokens
 from tests.support.bot import new_bot, running
 from tests.support.scripted_llm import Response, ScriptedLLM, text, tool_call
 from tests.test_chat import ask, choose_chat, index

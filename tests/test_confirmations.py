@@ -1,4 +1,4 @@
-"""nodes/confirmations.py against the real Postgres: one-time tokens bound to an action, a user and a chat."""
+"""nodes/store/confirmations.py against the real Postgres: one-time tokens bound to an action, a user and a chat."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import threading
 
 import psycopg
 
-from nodes.confirmations import VALID_MINUTES, issue, spend, use
+from nodes.store.confirmations import VALID_MINUTES, issue, spend, use
 
 
 def _age(pg_url: str, token: str, minutes: float) -> None:

@@ -14,12 +14,12 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from nodes.moderation import qa_text
-from nodes.topics import log_turn, open_topic
-from nodes.document_store import ChunkRecord, store_document
-from nodes.embedder import get_embedder
-from nodes.ingest_types import ExtractedDocument
-from nodes.unified_retrieve import LIBRARY_OWNER
+from nodes.store.moderation import qa_text
+from nodes.store.topics import log_turn, open_topic
+from nodes.store.document_store import ChunkRecord, store_document
+from nodes.embedding.embedder import get_embedder
+from grove.core.ingest_types import ExtractedDocument
+from nodes.retrieval.unified_retrieve import LIBRARY_OWNER
 from tests.support.bot import new_bot, running
 from tests.support.scripted_llm import Response, ScriptedLLM, error, text
 from tests.support.telegram_standin import TelegramStandin
@@ -432,8 +432,8 @@ async def test_an_llm_outage_apologises_and_keeps_the_clarification(
 async def test_fragments_and_history_are_fitted_to_the_models_window(
     standin: TelegramStandin, consult, library, store: str, user_id: int
 ) -> None:
-    from nodes.context_window import prompt_room, request_tokens
-    from nodes.token_budget import count_tokens
+    from nodes.answering.context_window import prompt_room, request_tokens
+    from nodes.answering.token_budget import count_tokens
 
     pages = [" ".join(f"Голубика, страница {p}: кислая почва с pH 4–5, мульча из хвои, полив понемногу, "
                       f"правило {r}." for r in range(10)) for p in range(1, 9)]
@@ -443,7 +443,7 @@ async def test_fragments_and_history_are_fitted_to_the_models_window(
             GROVE_CONSULTATION_FRAGMENT_TOKENS="700")
     async with running(new_bot()):
         await choose_chat(standin, user_id)
-        from nodes.user_state import read_user_state
+        from nodes.store.user_state import read_user_state
 
         session = read_user_state.fn(user_id).session_id
         topic = open_topic.fn(user_id, session, "общая консультация")

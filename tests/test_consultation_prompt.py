@@ -1,10 +1,10 @@
-"""The consultation's system prompt (nodes/consultation_prompt.py) and seed 000's clarification test."""
+"""The consultation's system prompt (nodes/answering/consultation_prompt.py) and seed 000's clarification test."""
 
 from __future__ import annotations
 
 import pytest
 
-from nodes.consultation_prompt import (
+from nodes.answering.consultation_prompt import (
     KNOWLEDGE_HEADER,
     answer_context,
     fragment_text,
@@ -12,9 +12,9 @@ from nodes.consultation_prompt import (
     knowledge_block,
     system_prompt,
 )
-from nodes.context_signals import Signal
-from nodes.domain_profile import DomainProfile, load_profile
-from nodes.unified_retrieve import Snippet
+from nodes.answering.context_signals import Signal
+from grove.core.domain_profile import DomainProfile, load_profile
+from nodes.retrieval.unified_retrieve import Snippet
 
 WATERING = Snippet(source_type="qa", priority_level=1, content="Голубику поливают кислой водой.", distance=0.1, id=1)
 PRUNING = Snippet(source_type="document", priority_level=2, content="Малину обрезают осенью.", distance=0.3, id=2)

@@ -1,4 +1,4 @@
-"""nodes/consultation_state.py against the real Postgres: the state row, and a final turn in one transaction."""
+"""nodes/store/consultation_state.py against the real Postgres: the state row, and a final turn in one transaction."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from nodes.consultation_state import ConsultationContext, clear_state, finish_turn, read_state, save_state
-from nodes.topics import open_topic
+from nodes.store.consultation_state import ConsultationContext, clear_state, finish_turn, read_state, save_state
+from nodes.store.topics import open_topic
 
 
 @pytest.fixture(autouse=True)

@@ -1,10 +1,10 @@
-"""The turn's detectors (nodes/context_signals.py): what they notice in a message, and what they do not."""
+"""The turn's detectors (nodes/answering/context_signals.py): what they notice in a message, and what they do not."""
 
 from __future__ import annotations
 
 import pytest
 
-from nodes.context_signals import Signal, detect_signals
+from nodes.answering.context_signals import Signal, detect_signals
 
 
 def names(message: str) -> list[str]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from nodes.chat_history import ChatMessage
-from nodes.context_window import (
+from nodes.store.chat_history import ChatMessage
+from nodes.answering.context_window import (
     SAFETY_TOKENS,
     TOOL_TEMPLATE_TOKENS,
     count_within,
@@ -14,7 +14,7 @@ from nodes.context_window import (
     request_tokens,
     share_room,
 )
-from nodes.token_budget import MESSAGE_OVERHEAD, count_tokens
+from nodes.answering.token_budget import MESSAGE_OVERHEAD, count_tokens
 
 
 def history(pairs: int, answer_words: int = 40) -> list[ChatMessage]:
@@ -75,7 +75,7 @@ def test_items_are_taken_in_order_while_they_fit() -> None:
 
 
 def test_fit_items_cuts_a_lone_oversized_item_and_leaves_history_its_share(env) -> None:  # type: ignore[no-untyped-def]
-    from nodes.context_window import MIN_FRAGMENT_TOKENS, fit_items
+    from nodes.answering.context_window import MIN_FRAGMENT_TOKENS, fit_items
 
     env(GROVE_LLM_API_KEY="k", GROVE_LLM_CONTEXT_TOKENS="3000", GROVE_LLM_MAX_TOKENS="500")
     free = prompt_room() - 400

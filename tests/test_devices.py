@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from typing import ClassVar
 
-from grove import llm_server, runtime
-from grove.settings import Settings
+from grove.infra import llm_server
+from grove.app import runtime
+from grove.core.settings import Settings
 
 
 class _Child:

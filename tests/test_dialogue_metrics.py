@@ -1,4 +1,4 @@
-"""nodes/dialogue_metrics.py against the real Postgres: one row per turn, as the turn reported it."""
+"""nodes/store/dialogue_metrics.py against the real Postgres: one row per turn, as the turn reported it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from nodes.dialogue_metrics import record_turn
+from nodes.store.dialogue_metrics import record_turn
 
 
 def _turn(pg_url: str, turn_id: int) -> dict[str, Any]:

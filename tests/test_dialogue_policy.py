@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.answer_prompt import AnswerContext, render
-from nodes.context_signals import Signal, detect_signals
-from nodes.dialogue_guards import conversation_guard, is_repetition, similarity
+from nodes.answering.answer_prompt import AnswerContext, render
+from nodes.answering.context_signals import Signal, detect_signals
+from nodes.answering.dialogue_guards import conversation_guard, is_repetition, similarity
 
 
 @pytest.mark.parametrize(("message", "expected"), [

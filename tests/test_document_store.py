@@ -8,8 +8,8 @@ import numpy as np
 import psycopg
 import pytest
 
-from nodes.document_store import ChunkRecord, content_hash, delete_user_documents, store_document
-from nodes.ingest_types import ExtractedDocument
+from nodes.store.document_store import ChunkRecord, content_hash, delete_user_documents, store_document
+from grove.core.ingest_types import ExtractedDocument
 
 DOC = ExtractedDocument(source_type="txt", source_identifier="заметки.txt", title="Заметки",
                         text="Первый абзац.\n\nВторой абзац.\n\nТретий абзац.")

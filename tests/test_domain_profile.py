@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.consultation_prompt import is_clarification_question, system_prompt
-from nodes.detect_culture import detect
-from nodes.domain_profile import DomainProfile, load_profile
-from nodes.moderation import NotAnAdmin, approve, enqueue
-from nodes.unified_retrieve import Snippet
+from nodes.answering.consultation_prompt import is_clarification_question, system_prompt
+from nodes.answering.detect_culture import detect
+from grove.core.domain_profile import DomainProfile, load_profile
+from nodes.store.moderation import NotAnAdmin, approve, enqueue
+from nodes.retrieval.unified_retrieve import Snippet
 from tests.support.scripted_llm import ScriptedLLM, error, text
 
 
@@ -106,7 +106,7 @@ def test_family_and_domain_gate_of_the_profile(berries: DomainProfile) -> None:
 
 
 def test_ingest_refuses_a_culture_the_profile_does_not_know(env) -> None:  # type: ignore[no-untyped-def]
-    from grove.ingest_cli import check_culture
+    from grove.app.ingest_cli import check_culture
 
     env(GROVE_DOMAIN_PROFILE="berries")
     refusal = check_culture("малина ремонтная")

@@ -1,4 +1,4 @@
-"""nodes.embedder with the real EmbeddingGemma: one model per process, prompts, tasks, errors."""
+"""nodes.embedding.embedder with the real EmbeddingGemma: one model per process, prompts, tasks, errors."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from chunking import Chunk, chunk_text
-from grove.settings import get_settings, reset_settings
-from nodes import embedder as embedder_module
-from nodes.embedding_model import EmbeddingModelMissing
-from nodes.embedder import (
+from grove.core.settings import get_settings, reset_settings
+from nodes.embedding import embedder as embedder_module
+from nodes.embedding.embedding_model import EmbeddingModelMissing
+from nodes.embedding.embedder import (
     Embedder,
     embed_chunks,
     embed_documents,

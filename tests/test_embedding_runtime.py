@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from bench.embedding_runtime import Quality, passes_gate, ranking_quality
-from grove.settings import Settings, reset_settings
-from nodes import onnx_encoder, onnx_export
-from nodes.embedder import get_embedder, reset_embedder
-from nodes.embedding_runtime import RUNTIMES, resolve_device
+from grove.core.settings import Settings, reset_settings
+from nodes.embedding import onnx_encoder, onnx_export
+from nodes.embedding.embedder import get_embedder, reset_embedder
+from nodes.embedding.embedding_runtime import RUNTIMES, resolve_device
 from tests.support.prerequisites import require
 
 pytestmark = pytest.mark.e2e  # exports and runs a (tiny) Gemma encoder through ONNX

@@ -10,11 +10,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from nodes import fetch_url as node
-from nodes.fetch_url import MSG_SCRIPT_ONLY, as_ingest_error, fetch_page, is_transient, user_message_for
-from nodes.web import download
-from nodes.web.guard import MSG_BLOCKED, MSG_SCHEME, MSG_TIMEOUT, TransientFetchError, vet_url
-from nodes.ingest_types import IngestError
+from nodes.ingestion import fetch_url as node
+from nodes.ingestion.fetch_url import MSG_SCRIPT_ONLY, as_ingest_error, fetch_page, is_transient, user_message_for
+from nodes.ingestion.web import download
+from nodes.ingestion.web.guard import MSG_BLOCKED, MSG_SCHEME, MSG_TIMEOUT, TransientFetchError, vet_url
+from grove.core.ingest_types import IngestError
 from tests.support.documents import (
     ARTICLE_AUTHOR,
     ARTICLE_DATE,

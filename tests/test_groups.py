@@ -9,9 +9,9 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from nodes.document_store import ChunkRecord, store_document
-from nodes.embedder import get_embedder
-from nodes.ingest_types import ExtractedDocument
+from nodes.store.document_store import ChunkRecord, store_document
+from nodes.embedding.embedder import get_embedder
+from grove.core.ingest_types import ExtractedDocument
 from tests.support.bot import new_bot, running
 from tests.support.scripted_llm import ScriptedLLM, text
 from tests.support.telegram_standin import TelegramStandin

@@ -13,8 +13,8 @@ import pytest
 from pgvector.psycopg import register_vector
 from psycopg.rows import dict_row
 
-from nodes.rerank_fragments import rerank
-from nodes.retrieve import _HYBRID_SEARCH, first_stage, hybrid_search_in, search_in, text_queries
+from nodes.retrieval.rerank_fragments import rerank
+from nodes.retrieval.retrieve import _HYBRID_SEARCH, first_stage, hybrid_search_in, search_in, text_queries
 from tests.support.documents import grove_settings
 
 pytestmark = pytest.mark.timeout(300)

@@ -1,4 +1,4 @@
-"""grove/inbox.py against the real Postgres: every update kept once, claimed, finished, recovered."""
+"""grove/store/inbox.py against the real Postgres: every update kept once, claimed, finished, recovered."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from grove import inbox
-from grove.inbox import MAX_ATTEMPTS, InboxRow
+from grove.store import inbox
+from grove.store.inbox import MAX_ATTEMPTS, InboxRow
 
 
 def _ids(user_id: int, count: int) -> list[int]:

@@ -24,7 +24,7 @@ from prefect.client.schemas.filters import (
     TaskRunFilterName,
 )
 
-from nodes.web.guard import MSG_SCHEME
+from nodes.ingestion.web.guard import MSG_SCHEME
 from tests.support.bot import new_bot, running
 from tests.support.documents import (
     ARTICLE_SENTENCES,
@@ -373,8 +373,8 @@ async def test_an_edits_new_version_takes_the_old_ones_place_in_one_transaction(
 async def test_a_refused_download_asks_once_and_a_local_bot_api_server_lifts_the_limit(
     standin: TelegramStandin, store: str, user_id: int, tmp_path: Path, env
 ) -> None:
-    from nodes.ingest_types import IngestError, IngestItem
-    from nodes.telegram_files import download_telegram_file
+    from grove.core.ingest_types import IngestError, IngestItem
+    from nodes.telegram.files import download_telegram_file
 
     big = b"%PDF-1.7\n" + bytes(21 * 1024 * 1024)
     file_id = standin.send_document(user_id, big, "большой.pdf", "application/pdf")["message"]["document"]["file_id"]

@@ -1,4 +1,4 @@
-"""grove/jobs.py against the real Postgres: queued, leased to one worker, released, finished.
+"""grove/store/jobs.py against the real Postgres: queued, leased to one worker, released, finished.
 
 Jobs left by other tests share the table, so every claim here names a kind only its test uses.
 """
@@ -14,8 +14,8 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from grove import jobs, outbox
-from grove.jobs import Job
+from grove.store import jobs, outbox
+from grove.store.jobs import Job
 
 
 def _kind(user_id: int) -> str:

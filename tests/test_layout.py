@@ -1,4 +1,4 @@
-"""The house rules: top-level layout and one-way imports (flows → nodes → chunking/prompts)."""
+"""The house rules: the layers, each a package with one job, and imports that point one way."""
 
 from __future__ import annotations
 
@@ -6,17 +6,32 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# grove modules that belong to the kernel (importable by nodes) vs the app layer on top.
-GROVE_APP = {"grove.cli", "grove.runtime", "grove.dispatch", "grove.console", "grove.serve", "grove.worker",
-             "grove.ingest_cli", "grove.ask_cli"}
-FORBIDDEN = {
-    "tools": {"flows", "nodes", "grove", "chunking"},  # build tools stand outside the service
-    "grove": {"tools"},
-    "chunking": {"flows", "nodes", "grove"},
-    "prompts": {"flows", "nodes", "grove", "chunking"},
-    "nodes": {"flows", "tools", *GROVE_APP},
-    "flows": {"tools", *GROVE_APP},
+SERVICE = ("grove", "nodes", "flows", "chunking", "prompts")
+
+# Every package of the service and what it may import of the service (besides itself). Read
+# bottom-up: the kernel and the store know nothing of nodes or flows; the users' tables sit
+# under ingestion, retrieval and answering; the Telegram sender under all of them; flows compose
+# nodes; the app on top starts everything. A new import across packages is a decision: make it
+# here, or move the code.
+LAYERS: dict[str, set[str]] = {
+    "prompts": set(),
+    "chunking": set(),
+    "grove.core": {"prompts"},
+    "grove.store": {"grove.core"},
+    "grove.infra": {"grove.core"},
+    "grove.channels": {"grove.core", "grove.store"},  # handed the turn to run, never the app
+    "nodes.embedding": {"grove.core", "chunking"},
+    "nodes.store": {"grove.core", "grove.store", "nodes.embedding"},
+    "nodes.telegram": {"grove.core", "grove.store"},
+    "nodes.ingestion": {"grove.core", "grove.store", "nodes.store", "nodes.embedding", "nodes.telegram",
+                        "chunking", "prompts"},
+    "nodes.retrieval": {"grove.core", "grove.store", "nodes.store", "nodes.embedding", "chunking", "prompts"},
+    "nodes.answering": {"grove.core", "grove.store", "nodes.store", "nodes.embedding", "nodes.retrieval",
+                        "nodes.telegram", "chunking", "prompts"},
 }
+LAYERS["flows"] = {name for name in LAYERS if name.startswith("nodes.")} | {"grove.core", "grove.store", "prompts",
+                                                                              "chunking"}
+LAYERS["grove.app"] = set(LAYERS) | {"grove.infra", "grove.channels"}
 
 
 def _imports(path: Path) -> set[str]:
@@ -26,30 +41,66 @@ def _imports(path: Path) -> set[str]:
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
     return names
 
 
-def _violations(package: str, forbidden: set[str]) -> list[str]:
-    found = []
-    for path in (ROOT / package).rglob("*.py"):
-        for name in _imports(path):
-            if any(name == f or name.startswith(f + ".") for f in forbidden):
-                found.append(f"{path.relative_to(ROOT)} imports {name}")
-    return found
+def _layer(module: str) -> str | None:
+    """The layer a dotted name belongs to (`grove.core.settings` → `grove.core`), None outside the service."""
+    parts = module.split(".")
+    if parts[0] not in SERVICE:
+        return None
+    if parts[0] in ("grove", "nodes"):
+        return ".".join(parts[:2]) if len(parts) > 1 else parts[0]
+    return parts[0]
+
+
+def _modules(package: str) -> list[Path]:
+    return sorted((ROOT / package.replace(".", "/")).rglob("*.py"))
+
+
+def test_every_module_sits_in_a_layer() -> None:
+    """No loose module at the top of grove/ or nodes/: each belongs to a package with one job."""
+    loose = [str(p.relative_to(ROOT)) for top in ("grove", "nodes") for p in (ROOT / top).glob("*.py")
+             if p.name != "__init__.py"]
+    assert loose == []
+    unknown = sorted({_layer(".".join(p.relative_to(ROOT).with_suffix("").parts)) or "?"
+                      for top in ("grove", "nodes") for p in (ROOT / top).rglob("*.py")
+                      if p.parent != ROOT / top} - set(LAYERS))
+    assert unknown == []
 
 
 def test_imports_point_one_way() -> None:
-    problems = [v for package, forbidden in FORBIDDEN.items() for v in _violations(package, forbidden)]
+    problems = []
+    for layer, allowed in LAYERS.items():
+        for path in _modules(layer):
+            for name in _imports(path):
+                target = _layer(name)
+                if target in (None, layer) or target in ("grove", "nodes"):
+                    continue
+                if target not in allowed:
+                    problems.append(f"{path.relative_to(ROOT)} ({layer}) imports {name} ({target})")
     assert problems == []
 
 
-def test_grove_kernel_does_not_import_flows_or_nodes() -> None:
-    kernel = [p for p in (ROOT / "grove").glob("*.py")
-              if f"grove.{p.stem}" not in GROVE_APP]
-    problems = [
-        f"{p.name} imports {name}" for p in kernel for name in _imports(p)
-        if name.split(".")[0] in {"flows", "nodes"}
-    ]
+def test_the_layers_form_no_cycle() -> None:
+    seen: dict[str, int] = {}
+
+    def visit(layer: str, path: tuple[str, ...]) -> None:
+        assert layer not in path, " → ".join((*path, layer))
+        if seen.get(layer):
+            return
+        for below in LAYERS.get(layer, set()):
+            visit(below, (*path, layer))
+        seen[layer] = 1
+
+    for layer in LAYERS:
+        visit(layer, ())
+
+
+def test_build_tools_stand_outside_the_service() -> None:
+    problems = [f"{p.relative_to(ROOT)} imports {name}" for p in _modules("tools") for name in _imports(p)
+                if _layer(name) is not None]
     assert problems == []
 
 
@@ -83,7 +134,7 @@ def _environment_writes(path: Path) -> list[str]:
 
 def test_grove_is_configured_by_settings_handed_on_not_by_writing_the_environment() -> None:
     """Only other libraries' own switches (Prefect's, Hugging Face's) are set in the environment;
-    grove's settings change through `grove.settings.configure` and reach child processes through
+    grove's settings change through `grove.core.settings.configure` and reach child processes through
     `child_environment`."""
     problems = [
         f"{path.relative_to(ROOT)} writes os.environ[{name!r}]"
@@ -100,13 +151,13 @@ def test_chunking_a_document_does_not_load_media_decoding() -> None:
     import subprocess
     import sys
 
-    probe = "import sys, nodes.chunk_document; print('av' in sys.modules)"
+    probe = "import sys, nodes.ingestion.chunk_document; print('av' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
 
 
 # The places that send: a turn (the dispatcher), a deployment run by itself, a job's end.
-SENDERS = {"grove/dispatch.py", "grove/serve.py", "grove/worker.py", "flows/ingest.py", "nodes/telegram_reply.py"}
+SENDERS = {"grove/app/dispatch.py", "grove/app/serve.py", "grove/app/worker.py", "flows/ingest.py", "nodes/telegram/reply.py"}
 
 
 def _calls(path: Path) -> set[str]:
@@ -134,4 +185,4 @@ def test_replies_go_out_through_one_sender() -> None:
     assert problems == []
     writers = [str(p.relative_to(ROOT)) for package in ("grove", "flows", "nodes") for p in (ROOT / package).rglob("*.py")
                if "outbox.add" in _calls(p)]
-    assert writers == ["nodes/telegram_reply.py"]
+    assert writers == ["nodes/telegram/reply.py"]

@@ -1,10 +1,10 @@
-"""Word-level evidence (nodes/lexical.py): Russian content words as terms, shares and rarity weights."""
+"""Word-level evidence (nodes/retrieval/lexical.py): Russian content words as terms, shares and rarity weights."""
 
 from __future__ import annotations
 
 import pytest
 
-from nodes.lexical import Weights, sentences, share_found, term, term_set, terms, words
+from nodes.retrieval.lexical import Weights, sentences, share_found, term, term_set, terms, words
 
 
 @pytest.mark.parametrize("forms", [

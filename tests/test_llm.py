@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from nodes.llm import (
+from nodes.answering.llm import (
     Endpoint,
     LLMError,
     TransientLLMError,

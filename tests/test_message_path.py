@@ -18,7 +18,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from nodes.user_state import set_user_mode
+from nodes.store.user_state import set_user_mode
 from tests.support.bot import dispatcher_of, new_bot, running
 from tests.support.scripted_llm import Response, ScriptedLLM, _completion, slow
 from tests.support.telegram_standin import TelegramStandin
@@ -96,10 +96,10 @@ async def test_fifty_users_by_ten_lose_nothing_and_keep_each_users_order(
 async def test_an_update_the_store_cannot_take_is_not_acknowledged(
         standin: TelegramStandin, store: str, user_id: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """While the inbox cannot store, polling does not confirm the batch; it is taken once it can."""
-    import grove.bot
-    from grove.db import StoreUnavailable
+    import grove.channels.bot
+    from grove.store.db import StoreUnavailable
 
-    real = grove.bot.inbox.store
+    real = grove.channels.bot.inbox.store
     refusing = {"on": True}
 
     def store_or_fail(*args, **kwargs):  # type: ignore[no-untyped-def]
@@ -107,7 +107,7 @@ async def test_an_update_the_store_cannot_take_is_not_acknowledged(
             raise StoreUnavailable("Postgres is unavailable: connection refused (test)")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(grove.bot.inbox, "store", store_or_fail)
+    monkeypatch.setattr(grove.channels.bot.inbox, "store", store_or_fail)
     async with running(new_bot()):
         standin.send_text(user_id, "/start")
         await asyncio.sleep(3)
@@ -124,10 +124,10 @@ async def test_an_update_the_store_cannot_take_is_not_acknowledged(
 BOT_PROCESS = """
 import logging, signal, sys
 logging.basicConfig(level=logging.WARNING)
-from grove.bot import build_application, parse_stored
-from grove.dispatch import Dispatcher
-from grove.settings import get_settings
-from grove.worker import JobWorker
+from grove.channels.bot import build_application, parse_stored
+from grove.app.dispatch import Dispatcher
+from grove.core.settings import get_settings
+from grove.app.worker import JobWorker
 
 settings = get_settings().model_copy(update={"telegram_poll_timeout": 1})
 dispatcher = Dispatcher(parse=parse_stored)
@@ -288,9 +288,9 @@ def test_postgres_lost_mid_indexing_stops_says_so_and_resumes_when_back(
         standin: TelegramStandin, user_id: int, tmp_path: Path, env) -> None:  # type: ignore[no-untyped-def]
     """A store of its own, stopped while the worker embeds: the user hears it at once, nothing is
     half-written, and the job finishes once Postgres is back."""
-    from grove.db import close_pool, prepare_database
-    from grove.postgres_server import EmbeddedPostgres
-    from grove.worker import STORE_LOST, JobWorker
+    from grove.store.db import close_pool, prepare_database
+    from grove.infra.postgres_server import EmbeddedPostgres
+    from grove.app.worker import STORE_LOST, JobWorker
     from tests.conftest import free_port
     from tests.support.documents import make_pdf
 
@@ -341,7 +341,7 @@ def test_postgres_lost_mid_indexing_stops_says_so_and_resumes_when_back(
 async def test_a_model_that_fails_then_hangs_meets_the_turns_deadline(
         standin: TelegramStandin, store: str, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
     from flows.chat import APOLOGY
-    from nodes.chat_history import NO_ANSWER_MARK
+    from nodes.store.chat_history import NO_ANSWER_MARK
     from tests.support.scripted_llm import error, text
 
     with ScriptedLLM([error(503), slow(600, text("слишком поздно"))]) as llm:
@@ -366,13 +366,13 @@ async def test_the_webhook_answers_200_only_once_the_update_is_stored(
         standin: TelegramStandin, store: str, user_id: int, env, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     import httpx
 
-    import grove.bot
-    from grove.bot import webhook_options
-    from grove.db import StoreUnavailable
-    from grove.settings import get_settings
+    import grove.channels.bot
+    from grove.channels.bot import webhook_options
+    from grove.store.db import StoreUnavailable
+    from grove.core.settings import get_settings
     from tests.conftest import free_port
 
-    real = grove.bot.inbox.store
+    real = grove.channels.bot.inbox.store
     refusing = {"on": True}
 
     def store_or_fail(*args, **kwargs):  # type: ignore[no-untyped-def]
@@ -380,7 +380,7 @@ async def test_the_webhook_answers_200_only_once_the_update_is_stored(
             raise StoreUnavailable("Postgres is unavailable (test)")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(grove.bot.inbox, "store", store_or_fail)
+    monkeypatch.setattr(grove.channels.bot.inbox, "store", store_or_fail)
     port = free_port()
     env(GROVE_TELEGRAM_WEBHOOK_URL=f"http://127.0.0.1:{port}/telegram/hook", GROVE_TELEGRAM_WEBHOOK_PORT=str(port))
     options = webhook_options(get_settings())

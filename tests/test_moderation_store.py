@@ -1,4 +1,4 @@
-"""nodes/moderation.py against the real Postgres: the queue, its order, and each review's verdict.
+"""nodes/store/moderation.py against the real Postgres: the queue, its order, and each review's verdict.
 
 The embedder is a stand-in (a fixed vector, the texts it was asked for recorded): approval is
 tested here for what it writes, tests/test_consultation.py approves with the real model.
@@ -16,8 +16,8 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from nodes import moderation
-from nodes.moderation import (NotAnAdmin, Review, approve, enqueue, get_item, item_being_edited, next_pending,
+from nodes.store import moderation
+from nodes.store.moderation import (NotAnAdmin, Review, approve, enqueue, get_item, item_being_edited, next_pending,
                               pending_count, qa_text, reject, start_edit)
 
 DIM = 768

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from grove.settings import get_settings
-from nodes.document_store import ChunkRecord, store_document
-from nodes.embedder import get_embedder
-from nodes.ingest_types import ExtractedDocument
-from nodes.llm import current_endpoint
+from grove.core.settings import get_settings
+from nodes.store.document_store import ChunkRecord, store_document
+from nodes.embedding.embedder import get_embedder
+from grove.core.ingest_types import ExtractedDocument
+from nodes.answering.llm import current_endpoint
 from tests.conftest import free_port
 from tests.support.prerequisites import require
 
@@ -26,7 +26,7 @@ SHARED_CPU_TIMEOUT = "400"
 @pytest.fixture(scope="module")
 def local_llm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """The packaged model on llama-cpp-python's server, started as `grove up` starts it; (url, log)."""
-    from grove.llm_server import LocalLLMServer
+    from grove.infra.llm_server import LocalLLMServer
 
     settings = get_settings()
     model = Path(settings.model_path(settings.local_llm_model))
@@ -47,7 +47,7 @@ def test_an_abandoned_answer_stops_on_the_server(local_llm_server: tuple[str, Pa
     """A call given up on must not keep the single generation slot busy (seen: 649 s)."""
     import time
 
-    from nodes.llm import LLMError, complete
+    from nodes.answering.llm import LLMError, complete
 
     url, log = local_llm_server
     env(GROVE_LOCAL_LLM_URL=url, GROVE_LLM_TIMEOUT="3")
@@ -74,7 +74,7 @@ def test_offline_default_answers_from_the_users_document(store: str, user_id: in
                                           for i, t in enumerate(facts)],
                       get_embedder().embed_documents(facts))
     from flows.chat import chat
-    from nodes.user_state import session_of
+    from nodes.store.user_state import session_of
 
     answer = chat("Проверь в базе: чем подкармливать малину весной?", user_id,
                         session_of.fn(user_id, user_id))
@@ -99,7 +99,7 @@ def test_offline_default_answers_a_plain_question_with_its_key_fact_and_source(
                                           for i, t in enumerate(facts)],
                       get_embedder().embed_documents(facts))
     from flows.chat import chat
-    from nodes.user_state import session_of
+    from nodes.store.user_state import session_of
 
     answer = chat("Сколько мочевины вносить под ремонтантную малину весной?", user_id,
                   session_of.fn(user_id, user_id))
@@ -120,7 +120,7 @@ def test_offline_default_plans_a_comparison(store: str, user_id: int, local_llm:
         store_document.fn(user_id, document, [ChunkRecord(position=0, text=fact, page=1)],
                           get_embedder().embed_documents([fact]))
     from flows.chat import chat
-    from nodes.user_state import session_of
+    from nodes.store.user_state import session_of
 
     answer = chat("Сравни, что говорят все мои документы о поливе голубики и малины", user_id,
                         session_of.fn(user_id, user_id))
@@ -136,8 +136,8 @@ def test_offline_default_consults_with_the_library(store: str, user_id: int, loc
     import psycopg
 
     from flows.consultation import consultation
-    from nodes.unified_retrieve import LIBRARY_OWNER
-    from nodes.user_state import session_of
+    from nodes.retrieval.unified_retrieve import LIBRARY_OWNER
+    from nodes.store.user_state import session_of
 
     env(GROVE_LOCAL_LLM_URL=local_llm, GROVE_LLM_RETRIES="0", GROVE_DOMAIN_PROFILE="berries",
         GROVE_LLM_MAX_TOKENS="300",  # a bounded answer: the point is the classification and tier 2
@@ -167,9 +167,9 @@ def test_offline_default_answers_after_a_history_longer_than_its_window(
     env(GROVE_LOCAL_LLM_URL=local_llm, GROVE_LLM_RETRIES="0", GROVE_LLM_MAX_TOKENS="2900",
         GROVE_LLM_TIMEOUT=SHARED_CPU_TIMEOUT)
     from flows.chat import chat
-    from nodes.chat_history import load_history, store_pair
-    from nodes.context_window import request_tokens
-    from nodes.user_state import session_of
+    from nodes.store.chat_history import load_history, store_pair
+    from nodes.answering.context_window import request_tokens
+    from nodes.store.user_state import session_of
 
     session = session_of.fn(user_id, user_id)
     filler = "Малину подкармливают весной азотом, летом калием и фосфором, а осенью не подкармливают. " * 14

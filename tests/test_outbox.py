@@ -1,4 +1,4 @@
-"""grove/outbox.py against the real Postgres: replies queued with their source, delivered once, in order.
+"""grove/store/outbox.py against the real Postgres: replies queued with their source, delivered once, in order.
 
 The sender is a stand-in that records what it was asked to send and hands out message ids;
 rows belong to chats and sources only the test uses (the outbox is shared).
@@ -16,9 +16,9 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from grove import outbox
-from grove.db import unit_of_work
-from grove.outbox import OutboxRow, Source, Undeliverable
+from grove.store import outbox
+from grove.store.db import unit_of_work
+from grove.store.outbox import OutboxRow, Source, Undeliverable
 
 
 class Sender:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from nodes import parse_files as node
-from nodes.formats import base as format_base
-from nodes.ingest_types import IngestError
-from nodes.parse_files import parse_file
+from nodes.ingestion import parse_files as node
+from nodes.ingestion.formats import base as format_base
+from grove.core.ingest_types import IngestError
+from nodes.ingestion.parse_files import parse_file
 from tests.support.prerequisites import ocr_missing, require
 from tests.support.documents import (
     MANUAL_CONTINUED,
@@ -520,7 +520,7 @@ def test_prefect_task_wraps_parse_file(tmp_path: Path) -> None:
 
 
 def test_hyphenation_is_decided_by_the_document_itself() -> None:
-    from nodes.formats.pdf_layout import join_hyphenation, strip_leaders, vocabulary
+    from nodes.ingestion.formats.pdf_layout import join_hyphenation, strip_leaders, vocabulary
 
     page = ("Программа METAFONT рисует шрифты; из-за ошибки файл texmf-dist пуст.\n"
             "Запустите META-\nFONT и дистри-\nбутив из-\nза ошибки, каталог texmf-\ndist,\n"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.plan import Plan, PlanError, Step, parse_plan, validate_plan
-from nodes.step_context import StepResult, build_context
-from nodes.token_budget import TokenBudgetManager, count_tokens, truncate_to_tokens
+from nodes.answering.plan import Plan, PlanError, Step, parse_plan, validate_plan
+from nodes.answering.step_context import StepResult, build_context
+from nodes.answering.token_budget import TokenBudgetManager, count_tokens, truncate_to_tokens
 
 GOOD = """```json
 {"steps": [
@@ -68,7 +68,7 @@ def test_tokens_are_the_models_own() -> None:
     text = "Голубику поливают часто и понемногу."
     import llama_cpp
 
-    from nodes.token_budget import tokenizer_path
+    from nodes.answering.token_budget import tokenizer_path
 
     reference = llama_cpp.Llama(model_path=tokenizer_path(), vocab_only=True, verbose=False)
     assert count_tokens(text) == len(reference.tokenize(text.encode(), add_bos=False, special=False))

@@ -10,7 +10,7 @@ import psutil
 import psycopg
 import pytest
 
-from grove.postgres_server import EmbeddedPostgres
+from grove.infra.postgres_server import EmbeddedPostgres
 from tests.conftest import free_port
 
 pytestmark = pytest.mark.e2e  # starts real Postgres clusters

@@ -1,6 +1,6 @@
 """Prefect observes every update as a named flow run, without being able to lose or block one.
 
-Runs are recorded by a background reporter (grove/prefect_reporter.py): these tests read them
+Runs are recorded by a background reporter (grove/core/prefect_reporter.py): these tests read them
 back from a real Prefect server, stop a server in the middle of the work, and kill a process
 with a run in flight.
 """
@@ -19,11 +19,11 @@ import httpx
 import psycopg
 import pytest
 
-from grove import observe, runs
-from grove.dispatch import process
-from grove.messages import IncomingUpdate
-from grove.prefect_reporter import PrefectReporter
-from grove.prefect_server import PrefectServer
+from grove.core import observe, runs
+from grove.app.dispatch import process
+from grove.core.messages import IncomingUpdate
+from grove.core.prefect_reporter import PrefectReporter
+from grove.infra.prefect_server import PrefectServer
 from tests.conftest import free_port
 from tests.support.scripted_llm import ScriptedLLM, error
 
@@ -148,8 +148,8 @@ def test_prefect_stopped_mid_load_loses_and_blocks_nothing(store: str, user_id: 
 
 CRASHING_PROCESS = """
 import os, signal, sys, time
-from grove import runs
-from grove.prefect_reporter import PrefectReporter
+from grove.core import runs
+from grove.core.prefect_reporter import PrefectReporter
 reporter = PrefectReporter.start(sys.argv[1])
 runs.set_reporter(reporter)
 with runs.run("test-flow", sys.argv[2]):
@@ -196,7 +196,7 @@ def test_runs_of_live_processes_are_left_alone(prefect_server: str) -> None:
 def test_failed_ingest_items_make_a_failed_run_with_reasons(prefect_server: str, store: str, user_id: int,
                                                              tmp_path: Path) -> None:
     from flows.ingest import ingest
-    from nodes.ingest_types import IngestItem
+    from grove.core.ingest_types import IngestItem
 
     name = f"broken-{user_id}.pdf"
     bad = tmp_path / name

@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 
 from flows.chat import local_messages
-from nodes.chat_history import ChatMessage
-from nodes.consultation_prompt import system_prompt
-from nodes.domain_profile import load_profile
-from nodes.retrieve import Fragment
-from nodes.turn_policy import prepare_turn, with_repetition_signal
-from nodes.unified_retrieve import Snippet
+from nodes.store.chat_history import ChatMessage
+from nodes.answering.consultation_prompt import system_prompt
+from grove.core.domain_profile import load_profile
+from nodes.retrieval.retrieve import Fragment
+from nodes.answering.turn_policy import prepare_turn, with_repetition_signal
+from nodes.retrieval.unified_retrieve import Snippet
 
 
 def shared(a: str, b: str) -> str:

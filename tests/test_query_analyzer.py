@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.query_analyzer import analyze, marker_kind
+from nodes.answering.query_analyzer import analyze, marker_kind
 from tests.support.scripted_llm import ScriptedLLM, error, text
 
 

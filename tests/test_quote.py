@@ -1,10 +1,10 @@
-"""The quote under a local answer: which sentences of the fragments are quoted (nodes/quote.py)."""
+"""The quote under a local answer: which sentences of the fragments are quoted (nodes/answering/quote.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from nodes.quote import (MAX_QUOTED_ANSWER_CHARS, NEAREST_LEAD, QUOTE_LEAD, SELECTORS, Choice, choose,
+from nodes.answering.quote import (MAX_QUOTED_ANSWER_CHARS, NEAREST_LEAD, QUOTE_LEAD, SELECTORS, Choice, choose,
                          select_quote, with_quote)
 
 SPRING = "Ремонтантную малину весной подкармливают азотом: 15 г мочевины на квадратный метр."
@@ -107,7 +107,7 @@ def test_meaning_reorders_the_lexically_best_sentences() -> None:
 
 
 def test_the_meaning_selector_reads_the_store_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    import nodes.quote
+    import nodes.answering.quote
 
     calls: list[tuple[str, list[str]]] = []
 
@@ -115,7 +115,7 @@ def test_the_meaning_selector_reads_the_store_model(monkeypatch: pytest.MonkeyPa
         calls.append((question, list(texts)))
         return [0.5] * len(texts)
 
-    monkeypatch.setattr(nodes.quote, "embedded_similarity", recorded)
+    monkeypatch.setattr(nodes.answering.quote, "embedded_similarity", recorded)
     select_quote("Чем подкормить малину весной?", [SPRING, AUTUMN], selector="meaning")
     [(question, windows)] = calls  # one call for the pool: each sentence read with its neighbours
     assert question == "Чем подкормить малину весной?" and SPRING in windows

@@ -9,8 +9,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from nodes.reply_stream import MORE, Draft, RetryLater, _sink, beneath, current_sink, streaming
-from nodes.telegram_reply import TELEGRAM_TEXT_LIMIT
+from nodes.telegram.stream import MORE, Draft, RetryLater, _sink, beneath, current_sink, streaming
+from nodes.telegram.reply import TELEGRAM_TEXT_LIMIT
 from tests.support.bot import choose_chat, new_bot, running
 from tests.support.scripted_llm import ScriptedLLM, text, trickle, varied_answer
 from tests.support.telegram_standin import TelegramStandin
@@ -193,10 +193,10 @@ async def test_a_streamed_answer_is_edited_in_order_and_ends_as_the_stored_answe
 async def test_a_grounded_answer_shows_its_passages_before_the_model_writes(
     standin: TelegramStandin, local: ScriptedLLM, store: str, user_id: int
 ) -> None:
-    from nodes.document_store import ChunkRecord, store_document
-    from nodes.embedder import get_embedder
-    from nodes.ingest_types import ExtractedDocument
-    from nodes.quote import QUOTE_LEAD
+    from nodes.store.document_store import ChunkRecord, store_document
+    from nodes.embedding.embedder import get_embedder
+    from grove.core.ingest_types import ExtractedDocument
+    from nodes.answering.quote import QUOTE_LEAD
 
     facts = ["Ремонтантную малину весной подкармливают азотом: 15 г мочевины на квадратный метр.",
              "Осенью побеги ремонтантной малины срезают под корень."]

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from bench.late_interaction import LateInteractionReranker
-from nodes.rerankers import RERANKER_NAMES, Candidate, CrossEncoderReranker, get_reranker
-from nodes.rerankers.bm25_fusion import BM25FusionReranker, analyze, bm25_scores, fuse, minmax, ranks_desc
-from nodes.rerankers.none import NoRerank
+from nodes.retrieval.rerankers import RERANKER_NAMES, Candidate, CrossEncoderReranker, get_reranker
+from nodes.retrieval.rerankers.bm25_fusion import BM25FusionReranker, analyze, bm25_scores, fuse, minmax, ranks_desc
+from nodes.retrieval.rerankers.none import NoRerank
 from tests.support.prerequisites import require
 
 MODEL_DIR = Path(__file__).resolve().parent.parent / ".grove" / "models" / "embeddinggemma-300m"

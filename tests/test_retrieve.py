@@ -9,7 +9,7 @@ from pgvector.psycopg import register_vector
 
 from psycopg.rows import dict_row
 
-from nodes.retrieve import _SEARCH, search, search_in
+from nodes.retrieval.retrieve import _SEARCH, search, search_in
 
 pytestmark = pytest.mark.timeout(300)
 DIM = 768

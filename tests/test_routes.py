@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from flows.handle_update import MODE_BRANCHES, ROUTES, route
-from grove.messages import IncomingUpdate
-from nodes.user_state import MODES
+from grove.core.messages import IncomingUpdate
+from nodes.store.user_state import MODES
 
 
 def _update(**fields: object) -> IncomingUpdate:

@@ -1,4 +1,4 @@
-"""The local model's search gate and the search query (nodes/search_gate.py): its pure parts only.
+"""The local model's search gate and the search query (nodes/retrieval/search_gate.py): its pure parts only.
 
 The fragments are made by hand with the distances a search would give; `has_documents`
 (which asks the database) is not called here.
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.chat_history import ChatMessage
-from nodes.retrieve import Fragment
-from nodes.search_gate import (
+from nodes.store.chat_history import ChatMessage
+from nodes.retrieval.retrieve import Fragment
+from nodes.retrieval.search_gate import (
     BLEND_WEIGHT,
     GATE_SCORES,
     best_distance,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.search_indicators import base_indicators
+from nodes.retrieval.search_indicators import base_indicators
 
 
 @pytest.mark.parametrize("question", [

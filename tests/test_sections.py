@@ -10,10 +10,10 @@ import pytest
 from psycopg.rows import dict_row
 
 from flows.ingest import ingest
-from nodes.embedder import get_embedder
-from nodes.ingest_types import IngestItem
-from nodes.retrieve import search
-from nodes.sources import source_block
+from nodes.embedding.embedder import get_embedder
+from grove.core.ingest_types import IngestItem
+from nodes.retrieval.retrieve import search
+from nodes.retrieval.sources import source_block
 from tests.support.documents import make_manual_pdf
 
 pytestmark = [pytest.mark.models, pytest.mark.timeout(600)]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from nodes.retrieve import Fragment
-from nodes.sources import document_label, source_block, strip_model_sources
-from nodes.unified_retrieve import Snippet
+from nodes.retrieval.retrieve import Fragment
+from nodes.retrieval.sources import document_label, source_block, strip_model_sources
+from nodes.retrieval.unified_retrieve import Snippet
 
 
 def test_a_label_names_kind_file_title_page_or_time_and_section() -> None:

@@ -1,9 +1,9 @@
-"""What a plan step sees of the steps before it (nodes/step_context.py), counted in the model's tokens."""
+"""What a plan step sees of the steps before it (nodes/answering/step_context.py), counted in the model's tokens."""
 
 from __future__ import annotations
 
-from nodes.step_context import StepResult, build_context, one_line
-from nodes.token_budget import count_tokens
+from nodes.answering.step_context import StepResult, build_context, one_line
+from nodes.answering.token_budget import count_tokens
 
 LONG = " ".join(f"Голубику поливают кислой водой, наблюдение {i}." for i in range(200))
 SHORT = "Малину поливают раз в неделю. Летом чаще."

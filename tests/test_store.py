@@ -7,7 +7,7 @@ import threading
 import psycopg
 import pytest
 
-from grove.db import SchemaMismatch, apply_migrations, check_embedding_dim, list_migrations
+from grove.store.db import SchemaMismatch, apply_migrations, check_embedding_dim, list_migrations
 
 
 def test_migrations_apply_twice_cleanly(pg_url: str) -> None:
@@ -102,7 +102,7 @@ def test_trim_keeps_the_newest(pg_url: str, user_id: int) -> None:
 
 
 def test_user_state_upsert_is_one_row_per_user(store: str, user_id: int) -> None:
-    from nodes.user_state import read_user_state, set_user_mode
+    from nodes.store.user_state import read_user_state, set_user_mode
 
     assert read_user_state(user_id) is None
     first = set_user_mode(user_id, user_id, "chat")
@@ -122,14 +122,14 @@ def test_user_state_upsert_is_one_row_per_user(store: str, user_id: int) -> None
 
 
 def test_unknown_mode_is_refused(store: str, user_id: int) -> None:
-    from nodes.user_state import set_user_mode
+    from nodes.store.user_state import set_user_mode
 
     with pytest.raises(Exception, match="unknown mode"):
         set_user_mode(user_id, user_id, "admin")  # type: ignore[arg-type]
 
 
 def test_history_node_returns_last_pairs_oldest_first(store: str, user_id: int, other_user_id: int) -> None:
-    from nodes.chat_history import clean_chat, load_history, store_pair
+    from nodes.store.chat_history import clean_chat, load_history, store_pair
 
     for n in range(18):
         store_pair(user_id, "sess", f"q{n}", f"a{n}")

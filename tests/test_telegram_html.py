@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.telegram_html import markdown_html, plain
+from nodes.telegram.html import markdown_html, plain
 from tests.support.telegram_standin import _parse_markup
 
 ANSWER = """## Полив

@@ -1,4 +1,4 @@
-"""Token counting and cutting with the local model's vocabulary, and a plan step's budget (nodes/token_budget.py).
+"""Token counting and cutting with the local model's vocabulary, and a plan step's budget (nodes/answering/token_budget.py).
 
 The vocabulary is read from the GGUF file `make models` put under .grove/models (vocabulary
 only, no weights loaded, no server), as tests/test_context_window.py does.
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from nodes.token_budget import (
+from nodes.answering.token_budget import (
     MESSAGE_OVERHEAD,
     TokenBudgetManager,
     count_message_tokens,

@@ -1,10 +1,10 @@
-"""nodes/topics.py against the real Postgres: the open topic reused or replaced, closing, the last question."""
+"""nodes/store/topics.py against the real Postgres: the open topic reused or replaced, closing, the last question."""
 
 from __future__ import annotations
 
 import psycopg
 
-from nodes.topics import close_topic, close_user_topics, last_question, log_turn, open_topic, set_topic_culture
+from nodes.store.topics import close_topic, close_user_topics, last_question, log_turn, open_topic, set_topic_culture
 
 
 def _statuses(pg_url: str, user_id: int) -> list[tuple[int, str, str]]:

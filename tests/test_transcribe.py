@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grove.settings import PROJECT_ROOT, reset_settings
-from nodes import transcribe as tr
-from nodes.media import audio, transcript
-from nodes.ingest_types import ExtractedDocument, IngestError, Segment
+from grove.core.settings import PROJECT_ROOT, reset_settings
+from nodes.ingestion import transcribe as tr
+from nodes.ingestion.media import audio, transcript
+from grove.core.ingest_types import ExtractedDocument, IngestError, Segment
 from tests.support import speech
 from tests.support.prerequisites import require
 
@@ -312,7 +312,7 @@ def test_windows_are_cut_in_quiet_places_and_cover_everything(media_dir: Path) -
 
 RSS_PROBE = """
 import re, sys
-from nodes.media.audio import iter_audio_windows
+from nodes.ingestion.media.audio import iter_audio_windows
 
 def status(field):
     with open("/proc/self/status") as fh:

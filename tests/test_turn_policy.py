@@ -1,10 +1,10 @@
-"""One turn's blackboard (nodes/turn_policy.py): signals and guards from the message and the history."""
+"""One turn's blackboard (nodes/answering/turn_policy.py): signals and guards from the message and the history."""
 
 from __future__ import annotations
 
-from nodes.chat_history import NO_ANSWER_MARK, ChatMessage
-from nodes.context_signals import Signal
-from nodes.turn_policy import TurnPolicy, needs_regeneration, prepare_turn, with_repetition_signal
+from nodes.store.chat_history import NO_ANSWER_MARK, ChatMessage
+from nodes.answering.context_signals import Signal
+from nodes.answering.turn_policy import TurnPolicy, needs_regeneration, prepare_turn, with_repetition_signal
 
 PRUNING = "Малину обрезают осенью, сразу после плодоношения [1]."
 SOURCES = "\n\nИнформация взята из:\n• pdf: малина.pdf, с. 3"

@@ -14,7 +14,7 @@ import pytest
 from pgvector.psycopg import register_vector
 from psycopg.rows import dict_row
 
-from nodes.unified_retrieve import _CHUNKS_SEARCH, LIBRARY_OWNER, chunks_search, unified_snippets
+from nodes.retrieval.unified_retrieve import _CHUNKS_SEARCH, LIBRARY_OWNER, chunks_search, unified_snippets
 
 pytestmark = pytest.mark.timeout(300)
 DIM = 768
@@ -260,7 +260,7 @@ def test_filtered_hnsw_returns_the_full_qa_limit_for_a_small_category(rows: Rows
     with psycopg.connect(rows.url, row_factory=dict_row) as conn:
         register_vector(conn)
         conn.execute("set local enable_sort = off")
-        from nodes.unified_retrieve import kb_search
+        from nodes.retrieval.unified_retrieve import kb_search
 
         plain = kb_search(conn, rows.name("питание растений"), rows.name("голубика"), query, 20, 0.6,
                           iterative=False, ef_search=40)

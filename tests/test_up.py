@@ -33,7 +33,7 @@ class Up:
                    GROVE_PREFECT_PORT=str(prefect_port), PYTHONUNBUFFERED="1")
         self.env = env
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "grove.cli", "up"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            [sys.executable, "-m", "grove.app.cli", "up"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, env=env, text=True, bufsize=1,
         )
         self.lines: queue.Queue[str] = queue.Queue()
@@ -93,7 +93,7 @@ def test_up_runs_the_flows_and_stops_cleanly_keeping_data() -> None:
     assert any("prefect" in " ".join(p.cmdline()) and "server" in p.cmdline() for p in children)
     # `grove ask` beside a running `grove up` uses its Postgres, Prefect and local model: it starts
     # none of its own (they would not get the ports) and stops none of those when it ends.
-    asked = subprocess.run([sys.executable, "-m", "grove.cli", "ask", "Ответь одним словом: как по-русски cat?",
+    asked = subprocess.run([sys.executable, "-m", "grove.app.cli", "ask", "Ответь одним словом: как по-русски cat?",
                             "--user", "5"], env=first.env, capture_output=True, text=True, timeout=280,
                            check=False)
     assert asked.returncode == 0 and asked.stdout.strip(), asked.stdout + asked.stderr

@@ -1,4 +1,4 @@
-"""nodes/user_state.py against the real Postgres: the mode upsert, reads, sessions.
+"""nodes/store/user_state.py against the real Postgres: the mode upsert, reads, sessions.
 
 (tests/test_store.py already checks one row under racing upserts and the unknown-mode refusal.)
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import psycopg
 
-from nodes.user_state import read_user_state, session_of, set_user_mode, start_new_session
+from nodes.store.user_state import read_user_state, session_of, set_user_mode, start_new_session
 
 
 def _rows(pg_url: str, user_id: int) -> list[tuple[int | None, str | None, str]]:

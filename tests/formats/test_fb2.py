@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from nodes.formats import FORMATS, supported_hint
-from nodes.ingest_types import IngestError
-from nodes.parse_files import parse_file
+from nodes.ingestion.formats import FORMATS, supported_hint
+from grove.core.ingest_types import IngestError
+from nodes.ingestion.parse_files import parse_file
 
 PICTURE = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 64).decode()
 BOOK = f"""<?xml version="1.0" encoding="windows-1251"?>

@@ -16,10 +16,10 @@ from typing import Any
 
 from telegram.ext import Application
 
-from grove.bot import build_application, parse_stored
-from grove.dispatch import Dispatcher
-from grove.settings import get_settings
-from grove.worker import JobWorker
+from grove.channels.bot import build_application, parse_stored
+from grove.app.dispatch import Dispatcher
+from grove.core.settings import get_settings
+from grove.app.worker import JobWorker
 from tests.support.telegram_standin import TelegramStandin
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO
 from xml.sax.saxutils import escape
 
-from grove.settings import reset_settings
+from grove.core.settings import reset_settings
 
 FONT_DIR = Path("/usr/share/fonts/truetype/dejavu")
 FONT_NAME = "DejaVuSans"

@@ -23,6 +23,6 @@ def require(missing: str | None) -> None:
 
 def ocr_missing() -> str | None:
     """None when Tesseract reads Russian here, else why not (for `require`)."""
-    from nodes import ocr
+    from nodes.ingestion import ocr
 
     return None if ocr.available() else "tesseract-ocr with Russian missing: make ocr-deps"

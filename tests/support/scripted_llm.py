@@ -172,7 +172,7 @@ VOCABULARY = ("малина солнце почва полив куст побе
 
 def varied_answer(seed: int, paragraphs: int, sentences: int, words: int) -> str:
     """A long answer of numbered paragraphs of random sentences: one sentence said hundreds of
-    times would be a degenerate draft (nodes/answer_check.py), so the words vary."""
+    times would be a degenerate draft (nodes/answering/answer_check.py), so the words vary."""
     import random
 
     pick = random.Random(seed).choice

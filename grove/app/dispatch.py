@@ -1,0 +1,210 @@
+"""How an update reaches its flow: one turn per update, per-user lanes, recovery after a crash.
+
+A **turn** (`process`) is one update handled start to end: a run that Prefect records, one
+database transaction for everything it writes (the inbox mark included), and its replies
+delivered from the outbox after that transaction commits. The **dispatcher** runs turns in
+per-user lanes: one update of a user at a time, in the order Telegram sent them, different
+users in parallel. On start it first delivers replies a crash left unsent, then resumes the
+updates a crash left unfinished.
+
+Failures, as the user and ops see them:
+  * the store is down: the user hears so once, the run is Failed, and the turn is tried
+    again (same lane, so the user's later updates wait behind it) until the store is back;
+  * any other error: the user gets a short apology, the update is finished as failed with
+    the reason, and the run is Failed — it is not retried (it would fail the same way);
+  * the flow finished but could not do its job (the LLM gave up): the user got the flow's
+    own apology, the turn commits, and the run is Failed with the reason;
+  * an update whose turn was cut short `inbox.MAX_ATTEMPTS` times (it kept killing its
+    process) is given up with a message instead of being tried forever.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from contextlib import nullcontext
+from typing import TYPE_CHECKING, Any, cast
+
+from flows import texts
+from flows.handle_update import handle_update, run_name
+from grove.store import inbox, outbox
+from grove.core import runs
+from grove.store.db import StoreUnavailable, unit_of_work
+from grove.core.messages import IncomingUpdate, Reply
+from grove.core.settings import get_settings
+from nodes.telegram.reply import console_turn, deliver_row, send_now, send_replies, send_reply
+
+if TYPE_CHECKING:
+    from prefect.client.schemas.objects import FlowRun
+
+log = logging.getLogger(__name__)
+
+DEPLOYMENT = "handle-update/grove"
+STORE_RETRY_DELAYS = [2.0, 5.0, 10.0, 20.0, 30.0, 60.0]
+
+
+def process(update: IncomingUpdate) -> list[Reply]:
+    """One update as one turn (see the module docstring); returns the replies it made."""
+    durable = update.origin == "telegram" and update.update_id is not None
+    source = outbox.Source(update_id=update.update_id) if durable else None
+    parameters = {"update": update}
+    replies: list[Reply] = []
+    with runs.run("handle-update", run_name(parameters), parameters, tags=[f"user:{update.user_id}"]) as run:
+        try:
+            with (console_turn() if update.origin == "console" else nullcontext()), unit_of_work(), \
+                    (outbox.collecting(source) if source else nullcontext()):
+                replies = handle_update.fn(update)
+                send_replies(update.origin, replies)  # the one sender: into the outbox, sent after commit
+                if durable:
+                    inbox.finish(update.update_id, "failed" if run.failure else "done",  # type: ignore[arg-type]
+                                 error=run.failure, trace=run.summary())
+        except StoreUnavailable:
+            raise
+        except Exception as exc:
+            log.exception("update %s of user %s failed", update.update_id, update.user_id)
+            _finish_failed(update, source, texts.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}", run)
+            raise
+    if source is not None:
+        deliver(outbox.unsent(source))
+    return replies
+
+
+def _finish_failed(update: IncomingUpdate, source: outbox.Source | None, text: str, reason: str,
+                   run: runs.Run | None = None) -> None:
+    """Tell the user and close the update as failed, in one transaction (nothing else of the turn stays)."""
+    reply = Reply(chat_id=update.chat_id, text=text)
+    if source is None:  # the console, or an update not in the inbox: said at once
+        send_reply(update.origin, reply)
+        return
+    with unit_of_work(), outbox.collecting(source):
+        send_reply(update.origin, reply)
+        inbox.finish(source.update_id, "failed", error=reason,  # type: ignore[arg-type]
+                     trace=run.summary() if run else None)
+    deliver(outbox.unsent(source))
+
+
+def deliver(ids: list[int]) -> int:
+    """Send outbox rows now; a failure leaves them for the sweep (logged, not raised)."""
+    if not ids:
+        return 0
+    try:
+        return outbox.deliver(ids, deliver_row)
+    except Exception as exc:  # noqa: BLE001 - undelivered rows stay in the outbox for the sweep
+        log.warning("replies %s not delivered yet: %s", ids, exc)
+        return 0
+
+
+def tell_store_down(update: IncomingUpdate) -> None:
+    """Best effort, without the store: the user should not wonder why nothing happens."""
+    try:
+        if update.origin == "console":
+            print(f"\n🤖 {texts.STORE_DOWN}")
+        else:
+            send_now(Reply(chat_id=update.chat_id, text=texts.STORE_DOWN))
+    except Exception as exc:  # noqa: BLE001
+        log.warning("could not tell user %s that the store is down: %s", update.user_id, exc)
+
+
+class Dispatcher:
+    """Turns in per-user lanes, fed by the receiver (bot) and by recovery after a crash."""
+
+    def __init__(self, *, workers: int | None = None,
+                 run_turn: Callable[[IncomingUpdate], Any] | None = None,
+                 parse: Callable[[dict[str, Any]], IncomingUpdate | None] | None = None) -> None:
+        from grove.app.lanes import Lanes
+
+        settings = get_settings()
+        self._run_turn = run_turn or process
+        self._parse = parse
+        self._stop = threading.Event()
+        self.lanes: Lanes[IncomingUpdate] = Lanes(self._work, workers or settings.workers, name="turn")
+        self._sweeper = threading.Thread(target=self._sweep, name="outbox-sweep", daemon=True)
+
+    def submit(self, update: IncomingUpdate) -> bool:
+        return self.lanes.submit(update.user_id, update.update_id or id(update), update)
+
+    def recover(self) -> tuple[int, int]:
+        """Deliver what a crash left unsent, then resume unfinished updates; returns (replies, updates)."""
+        delivered = deliver(outbox.unsent())
+        resumed = 0
+        for row in inbox.unfinished():
+            update = self._parse(row.payload) if self._parse else None
+            if update is None:
+                inbox.finish(row.update_id, "skipped", error="not an update grove handles")
+                continue
+            resumed += self.submit(update)
+        if delivered or resumed:
+            log.warning("recovered after a stop: %d replies delivered, %d updates resumed", delivered, resumed)
+        return delivered, resumed
+
+    def start(self) -> Dispatcher:
+        self._sweeper.start()
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Finish the turns in flight (up to `timeout`); queued ones stay in the inbox for next time."""
+        self._stop.set()
+        self.lanes.close(wait=False)
+        self.lanes.wait_idle(timeout)
+        if self._sweeper.is_alive():
+            self._sweeper.join(timeout)
+
+    def _work(self, update: IncomingUpdate) -> None:
+        told = False
+        for attempt in range(10_000):
+            if self._stop.is_set():
+                return
+            try:
+                if update.update_id is not None and update.origin == "telegram":
+                    row = inbox.claim(update.update_id)
+                    if row is None:
+                        return  # finished already (a redelivery, or recovery raced the receiver)
+                    if row.attempts > inbox.MAX_ATTEMPTS:
+                        _finish_failed(update, outbox.Source(update_id=update.update_id), texts.GAVE_UP,
+                                       f"gave up after {row.attempts - 1} interrupted attempts")
+                        return
+                    deliver(outbox.unsent(chat_id=update.chat_id))  # earlier replies go first
+                self._run_turn(update)
+                return
+            except StoreUnavailable as exc:
+                if not told:
+                    tell_store_down(update)
+                    told = True
+                wait = STORE_RETRY_DELAYS[min(attempt, len(STORE_RETRY_DELAYS) - 1)]
+                log.warning("store unavailable for update %s (%s); retrying in %.0f s",
+                            update.update_id, exc, wait)
+                if self._stop.wait(wait):
+                    return
+            except Exception:  # noqa: BLE001 - the turn already told the user and recorded the failure
+                return
+
+    def _sweep(self, every: float = 10.0) -> None:
+        """Replies whose delivery failed (Telegram was down) are tried again in the background."""
+        while not self._stop.wait(every):
+            try:
+                deliver(outbox.unsent())
+            except Exception as exc:  # noqa: BLE001
+                log.info("outbox sweep skipped: %s", exc)
+
+
+def deployment_turn(name: str = DEPLOYMENT, poll: float = 0.5) -> Callable[[IncomingUpdate], None]:
+    """Scale-out: a turn runs as a run of the served deployment (a worker elsewhere); the lane
+    waits for it to finish, so a user's updates still run one at a time and in order."""
+
+    def run(update: IncomingUpdate) -> None:
+        from prefect.deployments import run_deployment
+
+        flow_run = cast("FlowRun", run_deployment(name, parameters={"update": update.model_dump(mode="json")},
+                                                  timeout=0))  # called outside an event loop: the run itself
+        from prefect.client.orchestration import get_client
+
+        with get_client(sync_client=True) as client:
+            while True:
+                state = client.read_flow_run(flow_run.id).state
+                if state is not None and state.is_final():
+                    return
+                time.sleep(poll)
+
+    return run

@@ -1,0 +1,368 @@
+"""`grove up`: start what is missing (Postgres, Prefect), serve the flows, run the bot.
+
+Everything this process starts it also stops, in reverse order, on Ctrl-C or
+SIGTERM: bot → served flows → worker → local LLM → Prefect server → Postgres.
+Services given from outside (DATABASE_URL, PREFECT_API_URL) are used and left alone.
+
+After a crash (`kill -9`) the next `grove up` finds what the dead one started from the
+pid files in `<data>/run/`: healthy servers (Prefect, the local LLM, Postgres) are taken
+over and stopped at its own exit; the served flows and the worker are restarted. A
+process is only touched when its pid, start time and command line match its pid file.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+import json
+from urllib.parse import quote
+
+import psutil
+
+from grove.infra.child_process import ChildProcess, process_from_pid_file, stop_group
+from grove.store.db import prepare_database, redact
+from grove.infra.postgres_server import EmbeddedPostgres
+from grove.infra.prefect_server import PrefectServer
+from grove.core.settings import Settings, child_environment, configure, get_settings
+
+log = logging.getLogger("grove")
+
+
+def say(message: str) -> None:
+    print(f"grove: {message}", flush=True)
+
+
+@dataclass
+class Stack:
+    """What `up` started, for an orderly stop."""
+
+    exit: ExitStack = field(default_factory=ExitStack)
+    timings: dict[str, float] = field(default_factory=dict)
+    after_crash: bool = False  # the previous `grove up` died: its servers are ours to take over
+
+
+def run_dir(settings: Settings) -> Path:
+    return settings.data_dir / "run"
+
+
+def claim_up(settings: Settings, stack: Stack) -> None:
+    """One `grove up` per data folder; notes whether the previous one died without cleaning up."""
+    marker = run_dir(settings) / "up.json"
+    if marker.exists():
+        previous = process_from_pid_file(marker)
+        if previous is not None and previous.pid != os.getpid():
+            raise SystemExit(f"grove: `grove up` is already running for {settings.data_dir} "
+                             f"(pid {previous.pid}); stop it first")
+        stack.after_crash = True
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    me = psutil.Process()
+    marker.write_text(json.dumps({"pid": me.pid, "started": me.create_time(), "command": me.cmdline()}))
+    stack.exit.callback(marker.unlink, missing_ok=True)
+
+
+def take_over(pid_file: Path, name: str, healthy: bool, stack: Stack, quiet: bool) -> bool:
+    """A leftover server of a crashed `grove up`: kept (and stopped at exit) when healthy, else stopped.
+
+    Returns True when it was kept.
+    """
+    process = process_from_pid_file(pid_file)
+    if process is None:
+        pid_file.unlink(missing_ok=True)
+        return False
+    if healthy:
+        if not quiet:
+            say(f"taking over the {name} left running by the previous run (pid {process.pid})")
+        stack.exit.callback(_stop_leftover, process, pid_file, name, quiet)
+        return True
+    if not quiet:
+        say(f"stopping the {name} left over by the previous run (pid {process.pid})")
+    stop_group(process)
+    pid_file.unlink(missing_ok=True)
+    return False
+
+
+def _stop_leftover(process: psutil.Process, pid_file: Path, name: str, quiet: bool) -> None:
+    stop_group(process)
+    pid_file.unlink(missing_ok=True)
+    if not quiet:
+        say(f"{name} stopped")
+
+
+def start_store(settings: Settings, stack: Stack, *, quiet: bool = False) -> str:
+    """Embedded Postgres unless DATABASE_URL is set; then migrations and the width check.
+
+    A server that is already running (another `grove up`) is used and left running.
+    """
+    started = time.monotonic()
+    if settings.database_url:
+        url = settings.database_url
+        if not quiet:
+            say(f"using Postgres from DATABASE_URL ({redact(url)})")
+    else:
+        server = EmbeddedPostgres(
+            root=settings.pg_data_dir, port=settings.pg_port, system_user=settings.pg_system_user
+        )
+        already = server.is_running()
+        url = server.start()
+        if not already or stack.after_crash:  # a crashed run's server is ours to stop now
+            stack.exit.callback(_stop_postgres, server, quiet)
+        if not quiet:
+            say(f"embedded Postgres on 127.0.0.1:{settings.pg_port}, data in {server.data_dir}")
+    applied = prepare_database(configure(database_url=url))
+    if not quiet:
+        say(f"migrations: {len(applied)} applied" if applied else "migrations: up to date")
+    stack.timings["postgres"] = time.monotonic() - started
+    return url
+
+
+def _stop_postgres(server: EmbeddedPostgres, quiet: bool = False) -> None:
+    from grove.store.db import close_pool
+
+    close_pool()
+    server.stop()
+    if not quiet:
+        say("Postgres stopped")
+
+
+def start_prefect(settings: Settings, stack: Stack, *, reuse: bool = False, quiet: bool = False) -> str:
+    """PREFECT_API_URL if set; else (reuse) a local server already up; else start one."""
+    started = time.monotonic()
+    local = PrefectServer(home=settings.prefect_home, port=settings.prefect_port,
+                          pid_file=run_dir(settings) / "prefect.pid", nice=settings.background_nice,
+                          database_url=prefect_database(settings, quiet))
+    if stack.after_crash and not settings.prefect_api_url:
+        reuse = take_over(local.pid_file, "Prefect server", local.healthy(), stack, quiet) or reuse  # type: ignore[arg-type]
+    if settings.prefect_api_url:
+        api = settings.prefect_api_url
+        try:
+            httpx.get(f"{api.rstrip('/')}/health", timeout=5).raise_for_status()
+        except httpx.HTTPError as exc:
+            raise SystemExit(f"grove: PREFECT_API_URL={api} does not answer: {exc}") from exc
+        if not quiet:
+            say(f"using Prefect at {api}")
+    elif reuse and local.healthy():
+        api = local.api_url
+    else:
+        if not quiet:
+            say("starting the Prefect server …")
+        api = local.start(timeout=settings.prefect_start_timeout)
+        stack.exit.callback(_stop_prefect, local, quiet)
+        if not quiet:
+            say(f"Prefect UI at {local.ui_url}")
+    configure(prefect_api_url=api)
+    prefect_library_environment(api, settings)
+    stack.timings["prefect"] = time.monotonic() - started
+    return api
+
+
+def prefect_library_environment(api: str, settings: Settings) -> None:
+    """Prefect's own library (deployments, `grove serve`) reads its server and home from the
+    environment alone, so the entry point that found or started the server says so there, once."""
+    os.environ.setdefault("PREFECT_HOME", str(settings.prefect_home))
+    os.environ["PREFECT_API_URL"] = api
+
+
+def prefect_database(settings: Settings, quiet: bool = False) -> str | None:
+    """A `prefect` database beside grove's own (created once), as Prefect's async URL; None: SQLite."""
+    if settings.prefect_database != "postgres" or not settings.database_url or settings.prefect_api_url:
+        return None
+    import psycopg
+    from psycopg import sql
+
+    try:
+        with psycopg.connect(settings.database_url, autocommit=True, connect_timeout=10) as conn:
+            if conn.execute("select 1 from pg_database where datname = 'prefect'").fetchone() is None:
+                conn.execute(sql.SQL("create database prefect"))
+        info = psycopg.conninfo.conninfo_to_dict(settings.database_url)
+        info["dbname"] = "prefect"
+        with psycopg.connect(psycopg.conninfo.make_conninfo("", **info), autocommit=True) as conn:
+            conn.execute("create extension if not exists pg_trgm")  # Prefect's server needs it
+    except psycopg.Error as exc:
+        if not quiet:
+            say(f"Prefect keeps its runs in SQLite (no `prefect` database in Postgres: {exc})")
+        return None
+    # Parsed from a connection string, every value is a str (psycopg types them str | int | None).
+    user, password = str(info.get("user", "")), str(info.get("password", ""))
+    auth = f"{quote(user)}:{quote(password)}@" if password else (f"{quote(user)}@" if user else "")
+    return f"postgresql+asyncpg://{auth}{info.get('host', '127.0.0.1')}:{info.get('port', 5432)}/prefect"
+
+
+def _stop_prefect(server: PrefectServer, quiet: bool = False) -> None:
+    # Record the last runs while the server still answers (bounded: an exit is not held up).
+    from grove.core import runs
+
+    reporter = runs.default_reporter()
+    if reporter is not None and hasattr(reporter, "flush"):
+        reporter.flush(3.0)
+    server.stop()
+    if not quiet:
+        say("Prefect server stopped")
+
+
+def start_llm(settings: Settings, stack: Stack, *, quiet: bool = False) -> None:
+    """No API key: serve the local model (llama-cpp-python) and say so."""
+    if not settings.uses_local_llm:
+        if not quiet:
+            say(f"LLM: {settings.llm_model} at {settings.llm_base_url}")
+        return
+    if settings.local_llm_url:
+        if not quiet:
+            say(f"LLM: local server at {settings.local_llm_url}")
+        return
+    from grove.infra.llm_server import LocalLLMServer
+
+    server = LocalLLMServer(
+        model_path=Path(settings.model_path(settings.local_llm_model)),
+        port=settings.local_llm_port,
+        log_file=settings.data_dir / "llm" / "server.log",
+        context=settings.local_llm_context,
+        threads=settings.cpu_threads,
+        gpu_layers=settings.local_llm_gpu_layers,
+        draft=settings.local_llm_draft,
+        draft_tokens=settings.local_llm_draft_tokens,
+        pid_file=run_dir(settings) / "llm.pid",
+    )
+    if stack.after_crash:
+        take_over(server.pid_file, "local LLM", server.healthy(), stack, quiet)  # type: ignore[arg-type]
+    if server.healthy():
+        url = server.base_url
+    else:
+        if not quiet:
+            say(f"no LLM API key: starting the local model {settings.local_llm_model} "
+                     "(llama-cpp-python) …")
+        url = server.start()
+        stack.exit.callback(_stop_child_server, server, "local LLM", quiet)
+    configure(local_llm_url=url)
+    if not quiet:
+        say(f"LLM: local {settings.local_llm_model} at {url} (offline default; {server.device})")
+
+
+def announce_embeddings(settings: Settings) -> None:
+    """Say which embedding runtime and device serve this run (the model itself loads on first use)."""
+    from nodes.embedding.embedding_runtime import resolve_device
+
+    try:
+        device = resolve_device(settings.embedding_device, settings.embedding_runtime)
+    except RuntimeError as exc:
+        say(f"embeddings: {exc}")
+        raise SystemExit(2) from exc
+    say(f"embeddings: {settings.embedding_model} via {settings.embedding_runtime} on {device}")
+
+
+def _stop_child_server(server, name: str, quiet: bool = False) -> None:  # type: ignore[no-untyped-def]
+    server.stop()
+    if not quiet:
+        say(f"{name} stopped")
+
+
+def start_flow_server(settings: Settings, stack: Stack) -> None:
+    """`grove serve` as a child: the flows as deployments, runnable from the UI."""
+    pid_file = run_dir(settings) / "serve.pid"
+    take_over(pid_file, "served flows", False, stack, quiet=False)
+    child = ChildProcess("served flows", [sys.executable, "-m", "grove.app.cli", "serve"],
+                         env=child_environment(get_settings()), pid_file=pid_file,
+                         log_file=settings.data_dir / "logs" / "serve.log")
+    child.start()
+    stack.exit.callback(_stop_child_server, child, "served flows")
+
+
+def start_worker(settings: Settings, stack: Stack) -> None:
+    """`grove work` as a child at a lower CPU priority: indexing never slows the answers."""
+    pid_file = run_dir(settings) / "worker.pid"
+    take_over(pid_file, "worker", False, stack, quiet=False)
+    child = ChildProcess("worker", [sys.executable, "-m", "grove.app.cli", "work"],
+                         env=child_environment(get_settings()),
+                         pid_file=pid_file, nice=settings.background_nice,
+                         log_file=settings.data_dir / "logs" / "worker.log")
+    child.start()
+    stack.exit.callback(_stop_child_server, child, "worker")
+
+
+def _sigterm_as_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def up(*, console: bool | None = None) -> int:
+    """Run the whole service in the foreground until Ctrl-C."""
+    settings = get_settings()
+    signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    # Ctrl-C stops the service even when it was started with SIGINT ignored — which a shell does
+    # to every background job (`grove up &`, a CI step run in the background): Python then
+    # installs no KeyboardInterrupt handler of its own, and SIGINT would do nothing at all.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    # Prefect's client state (profiles, results) lives with the rest of the project data.
+    os.environ.setdefault("PREFECT_HOME", str(settings.prefect_home))
+    stack = Stack()
+    began = time.monotonic()
+    with stack.exit:
+        try:
+            claim_up(settings, stack)
+            start_store(settings, stack)
+            start_prefect(get_settings(), stack)
+            start_llm(get_settings(), stack)
+            announce_embeddings(get_settings())
+            start_worker(get_settings(), stack)
+            start_flow_server(get_settings(), stack)
+            settings = get_settings()
+            say(f"ready in {time.monotonic() - began:.1f} s")
+            if settings.bot_token and not console:
+                run_bot(settings)
+            else:
+                if not settings.bot_token:
+                    say("TELEGRAM_BOT_TOKEN is not set, so the Telegram bot is off. "
+                        "The local console below drives the same flows.")
+                # The console shows replies; flow-run logs stay in the Prefect UI.
+                os.environ["PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL"] = "WARNING"
+                from grove.channels.console import run_console
+                from grove.app.dispatch import process
+
+                run_console(settings, process)
+        except KeyboardInterrupt:
+            pass
+        say("stopping …")
+    return 0
+
+
+def run_bot(settings: Settings) -> None:
+    """Long polling by default; a webhook when GROVE_TELEGRAM_WEBHOOK_URL is set.
+
+    Before taking new updates, replies and updates a crash left behind are finished.
+    """
+    from telegram import Update
+
+    from grove.channels.bot import build_application, parse_stored, webhook_options
+    from grove.app.dispatch import Dispatcher, deployment_turn
+    from grove.store import inbox
+
+    turn = deployment_turn() if settings.dispatch == "deployment" else None
+    dispatcher = Dispatcher(run_turn=turn, parse=parse_stored)
+    inbox.forget_older_than(settings.inbox_keep_days)
+    delivered, resumed = dispatcher.recover()
+    if delivered or resumed:
+        say(f"after the last stop: {delivered} replies delivered, {resumed} updates resumed")
+    dispatcher.start()
+    application = build_application(settings, dispatcher.submit)
+    stop_signals = (signal.SIGINT, signal.SIGTERM)
+    try:
+        if settings.telegram_webhook_url:
+            say(f"Telegram bot on webhook {settings.telegram_webhook_url}")
+            application.run_webhook(**webhook_options(settings), allowed_updates=Update.ALL_TYPES,
+                                    stop_signals=stop_signals)
+        else:
+            say("Telegram bot polling for updates")
+            application.run_polling(
+                allowed_updates=Update.ALL_TYPES,
+                timeout=settings.telegram_poll_timeout,
+                stop_signals=stop_signals,
+            )
+    finally:
+        dispatcher.stop(timeout=5)  # unfinished turns stay in the inbox and resume next start

@@ -1,0 +1,146 @@
+"""`grove work`: the background worker — indexing jobs, away from the bot's answers.
+
+Why a separate process: embedding a document keeps both cores busy for minutes. In its own
+process, at a lower CPU priority (`grove up` starts it with `background_nice`), with its own
+copy of the embedding model, it never makes a user's question wait: the bot's query
+embeddings run at full priority, on a model nobody else holds. The same worker runs in a
+thread for tests and for a one-process deployment.
+
+A job is leased: the worker renews the lease every `HEARTBEAT_SECONDS`, which is also how it
+notices that Postgres went away — then it stops the job at the next batch, tells the user
+plainly, and the job runs again once the store is back (the lease runs out and any worker
+takes it). A job that kept failing that way `MAX_ATTEMPTS` times is given up with a message.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from flows.ingest import JobStopped, ingest_job
+from grove.store import jobs, outbox
+from grove.core import runs
+from grove.store.db import StoreUnavailable, unit_of_work
+from grove.core.messages import Reply
+from grove.core.settings import get_settings
+from nodes.telegram.reply import deliver_row, send_now, send_reply
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT_SECONDS = 2.0
+MAX_ATTEMPTS = 5
+STORE_LOST = ("База данных сейчас недоступна: индексация приостановлена. Я продолжу сам, "
+              "как только база снова заработает — присылать файл ещё раз не нужно.")
+GAVE_UP = "Не получилось проиндексировать: обработка несколько раз прерывалась. Попробуйте прислать ещё раз."
+FAILED = "Не получилось проиндексировать: внутренняя ошибка. Попробуйте, пожалуйста, ещё раз позже."
+
+# What runs a job of each kind (a registry: a new kind of background work is one entry).
+KINDS: dict[str, Callable[[jobs.Job, threading.Event], Any]] = {
+    "ingest": ingest_job,
+}
+
+
+class JobWorker:
+    def __init__(self, name: str | None = None, poll: float = 1.0) -> None:
+        self.name = name or f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident() % 10000}"
+        self.poll = poll
+        self.stop_event = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.done = 0
+
+    # --- running ------------------------------------------------------------------------
+    def run(self) -> None:
+        """Take jobs until stopped."""
+        while not self.stop_event.is_set():
+            try:
+                job = jobs.claim(self.name, get_settings().job_lease_seconds, list(KINDS))
+            except StoreUnavailable as exc:
+                log.warning("worker waiting for the store: %s", exc)
+                self.stop_event.wait(5)
+                continue
+            if job is None:
+                self.stop_event.wait(self.poll)
+                continue
+            self.run_job(job)
+
+    def start(self) -> JobWorker:
+        self._thread = threading.Thread(target=self.run, name="job-worker", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.stop_event.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    # --- one job --------------------------------------------------------------------------
+    def run_job(self, job: jobs.Job) -> None:
+        if job.attempts > MAX_ATTEMPTS:
+            self._end(job, GAVE_UP, f"gave up after {job.attempts - 1} interrupted attempts")
+            return
+        stop = threading.Event()
+        heartbeat = threading.Thread(target=self._heartbeat, args=(job, stop), daemon=True)
+        heartbeat.start()
+        try:
+            KINDS[job.kind](job, stop)
+            self.done += 1
+        except (JobStopped, StoreUnavailable) as exc:
+            if self.stop_event.is_set():
+                self._release(job)
+            log.warning("job %s stopped: %s; it runs again later", job.id, exc)
+        except Exception as exc:  # noqa: BLE001 - recorded in the run; the user is told
+            log.exception("job %s failed", job.id)
+            self._end(job, FAILED, f"{type(exc).__name__}: {exc}")
+        finally:
+            stop.set()
+            heartbeat.join(HEARTBEAT_SECONDS + 1)
+
+    def _heartbeat(self, job: jobs.Job, stop: threading.Event) -> None:
+        """Renew the lease; on a lost store or lease, stop the job (and say why, once)."""
+        lease = get_settings().job_lease_seconds
+        while not stop.wait(HEARTBEAT_SECONDS):
+            if self.stop_event.is_set():
+                stop.set()
+                return
+            try:
+                if not jobs.extend_lease(job.id, self.name, lease):
+                    log.warning("job %s is no longer ours; stopping it", job.id)
+                    stop.set()
+                    return
+            except StoreUnavailable:
+                stop.set()
+                try:
+                    send_now(Reply(chat_id=job.chat_id, text=STORE_LOST))
+                except Exception as exc:  # noqa: BLE001
+                    log.warning("could not tell user %s the store is gone: %s", job.user_id, exc)
+                return
+
+    def _release(self, job: jobs.Job) -> None:
+        try:
+            jobs.release(job.id, self.name)
+        except StoreUnavailable:
+            pass  # the lease runs out instead
+
+    def _end(self, job: jobs.Job, text: str, reason: str) -> None:
+        """Close a job as failed with a message in its acknowledgement, in one transaction."""
+        source = outbox.Source(job_id=job.id)
+        with runs.run("ingest-job", f"ingest-job-{job.id}-user{job.user_id}", {"job": job}) as run:
+            run.fail(reason)
+            with unit_of_work(), outbox.collecting(source):
+                send_reply("telegram", Reply(chat_id=job.chat_id, text=text, edits_reply=job.ack_id))
+                jobs.finish(job.id, "failed", error=reason)
+        outbox.deliver(outbox.unsent(source), deliver_row)
+
+
+def work_forever() -> None:
+    """`grove work`: run jobs until SIGTERM / Ctrl-C."""
+    worker = JobWorker()
+    log.info("worker %s taking jobs", worker.name)
+    try:
+        worker.run()
+    except KeyboardInterrupt:
+        worker.stop_event.set()

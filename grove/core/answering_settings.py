@@ -1,0 +1,226 @@
+"""The settings of what answers are made of: the models, the LLM, retrieval, consultation, plans.
+
+A part of :class:`grove.core.settings.Settings` (its base class), apart so each module stays one
+screen of concerns: the service's places, servers and Telegram there, the answering knobs here.
+Read from the environment as ``GROVE_<NAME>`` like every other setting.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import AliasChoices, BaseModel, Field, SecretStr
+
+
+class AnsweringSettings(BaseModel):
+    """Models, the LLM endpoint and the local model's answers, retrieval, consultation and plans."""
+
+    # --- models (folder names under models_dir, local paths, or hub ids) ----
+    embedding_model: str = Field(
+        default="embeddinggemma-300m",
+        description="Sentence-transformers model; its token embeddings make late chunking exact.",
+    )
+    embedding_query_prompt: str = "task: search result | query: "
+    embedding_document_prompt: str = "title: none | text: "
+    embedding_document_title_prompt: str = Field(
+        default="title: {title} | text: ",
+        description="Document prompt when the chunk's document title is known ({title}); EmbeddingGemma's format.",
+    )
+    embedding_max_tokens: int = 2048
+    embedding_batch_size: int = 8
+    embedding_dtype: Literal["float32", "bfloat16"] = Field(
+        default="bfloat16",
+        description="PyTorch weights' type (the torch runtime, and token embeddings for late chunking).",
+    )
+    embedding_runtime: Literal["torch", "onnx", "onnx-int8"] = Field(
+        default="onnx-int8",
+        description=(
+            "What computes sentence vectors: the PyTorch model, or its ONNX export run by ONNX Runtime "
+            "in fp32 or with int8 linear layers (nodes/embedding/embedding_runtime.py; bench/embedding_runtime.py)."
+        ),
+    )
+    embedding_device: Literal["auto", "cpu", "cuda"] = Field(
+        default="auto",
+        description="Where embeddings run: auto takes a CUDA GPU when the runtime sees one.",
+    )
+    whisper_model: str = "whisper-base-ct2"
+    whisper_compute_type: str = "int8"
+    whisper_beam_size: int = 1
+    cpu_threads: int = 2
+
+    # --- LLM (any OpenAI-compatible endpoint; local llama-cpp-python without a key)
+    llm_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("GROVE_LLM_API_KEY", "OPENROUTER_API_KEY"),
+        description="Key for llm_base_url. Unset: the local model is served and used.",
+    )
+    llm_base_url: str = "https://openrouter.ai/api/v1"
+    llm_model: str = "openai/gpt-4o-mini"
+    llm_timeout: float | None = Field(
+        default=None,
+        description=(
+            "Seconds one model call may take; unset: 120 for a remote model, 300 for the local one, whose "
+            "2.4k-token consultation prompt plus 700 tokens takes 60-90 s on 2 idle cores and several times "
+            "that on a busy machine (an abandoned local call is cancelled on the server, so a long limit "
+            "costs nothing but the wait; the turn's deadline still comes first)."
+        ),
+    )
+    llm_temperature: float = 0.3
+    llm_max_tokens: int = 700
+    llm_context_tokens: int = Field(
+        default=32768,
+        description="Context window of the remote model; requests are fitted to it (the local one uses local_llm_context).",
+    )
+    llm_retries: int = 3
+    llm_retry_delays: list[float] = Field(default_factory=lambda: [2.0, 6.0, 15.0])
+    local_llm_model: str = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+    local_llm_port: int = 8765
+    local_llm_context: int = 4096
+    stream_answers: bool = Field(
+        default=True,
+        description="Show the local model's answer in Telegram while it is written (one message, edited).",
+    )
+    stream_edit_interval: float = Field(
+        default=1.5, description="Seconds between edits of a streamed answer (groups: at least 3)."
+    )
+    stream_first_chars: int = Field(
+        default=40, description="Characters written before the streamed answer first appears."
+    )
+    local_llm_gpu_layers: int = Field(
+        default=0,
+        description="Layers of the local model offloaded to a GPU (-1: all); needs llama-cpp-python built with CUDA.",
+    )
+    local_llm_draft: Literal["", "prompt-lookup-decoding"] = Field(
+        default="",
+        description="Speculative decoding of the local model: prompt-lookup-decoding drafts tokens by copying "
+                    "n-grams of the prompt (answers quote their fragments); '' for none. Chosen by "
+                    "bench/answer_eval.py (configuration prompt-lookup).",
+    )
+    local_llm_draft_tokens: int = Field(default=10, description="Tokens drafted per step with local_llm_draft.")
+    llm_tokenizer: str | None = Field(
+        default=None, description="A GGUF file whose vocabulary counts tokens; unset: the local model's."
+    )
+    local_llm_url: str | None = Field(
+        default=None, description="A running local llama-cpp-python server; unset: `grove up` starts one."
+    )
+    # How the local model writes answers (chat and consultation), chosen by bench/answer_eval.py.
+    local_answer_temperature: float = Field(default=0.2, description="Sampling temperature of local answers.")
+    local_answer_top_k: int = Field(default=40, description="llama.cpp top_k of local answers.")
+    local_answer_min_p: float = Field(default=0.05, description="llama.cpp min_p of local answers.")
+    local_answer_repeat_penalty: float = Field(
+        default=1.1, description="llama.cpp repeat_penalty of local answers (1.0: off)."
+    )
+    local_answer_max_tokens: int = Field(
+        default=320, description="Token limit of a local answer (a cut answer loses its unfinished sentence)."
+    )
+    local_answer_max_chars: int = Field(
+        default=1500, description="A local answer longer than this is degenerate: the extractive answer is shown."
+    )
+    local_answer_fragments: int = Field(
+        default=4, description="Fragments the local model answers from (at most; fitted to its window)."
+    )
+    local_answer_context: Literal["fragments", "passages"] = Field(
+        default="fragments",
+        description=("What the local model reads: the retrieved fragments whole, or only the passages of "
+                     "them the quote selector chose (shorter prompt, the quote is what it read)."),
+    )
+    local_prompt_style: Literal["short", "full", "exact"] = Field(
+        default="short", description="Rules of the answer template for the local model (prompts/answer_parts.yaml)."
+    )
+    local_answer_quote: bool = Field(
+        default=True,
+        description=("A local answer from fragments ends with the passage that backs it, quoted "
+                     "(nodes/answering/quote.py; bench/quote_eval.py and bench/answer_eval.py)."),
+    )
+    quote_selector: str = Field(
+        default="meaning", description="How quoted sentences are chosen (nodes/answering/quote.py SELECTORS)."
+    )
+
+    # --- retrieval -----------------------------------------------------------
+    retrieval_first_stage: Literal["hybrid", "vector"] = Field(
+        default="vector",
+        description=(
+            "hybrid: HNSW and Postgres full-text search fused by reciprocal rank in one query; "
+            "vector: HNSW alone. hybrid won on the natural-question sets but lost on the Debian set, so the "
+            "default is vector (bench/retrieval_eval.py, bench/README.md)."
+        ),
+    )
+    retrieval_candidates: int = 30
+    retrieval_top_k: int = 10
+    hnsw_ef_search: int = 100
+    reranker: str = Field(
+        default="bm25-fusion",
+        description=(
+            "none, bm25-fusion (nodes/retrieval/rerankers), or a CrossEncoder model (path or hub id). "
+            "bm25-fusion gave the best mean MRR@10 and hit@10 over the three sets of bench/retrieval_eval.py."
+        ),
+    )
+    search_gate_score: str = Field(
+        default="distance",
+        description="What the local model's search gate scores (nodes/retrieval/search_gate.py GATE_SCORES).",
+    )
+    search_gate_threshold: float = Field(
+        default=0.575,
+        description=(
+            "The local model answers from the fragments when the gate's score passes this "
+            "(for `distance`: the best fragment's cosine distance is at most this); the best mean of "
+            "(own questions passing − other questions passing) over three sets in bench/search_gate.py."
+        ),
+    )
+    search_followup_words: int = Field(
+        default=4, description="A follow-up question this short is searched together with the previous question."
+    )
+    history_pairs: int = 15
+    repeat_similarity: float = Field(
+        default=0.85, description="Conversation guard / anti-repetition: texts this similar count as repeats."
+    )
+    do_not_repeat_count: int = Field(default=3, description="The bot's recent replies shown as not to repeat.")
+
+    # --- consultation (seeds 000, 002): on when a domain profile is named -----
+    domain_profile: str | None = Field(
+        default=None,
+        description=(
+            "A domain profile (a name under prompts/domains, e.g. `berries`, or a YAML path). "
+            "Set: chat questions go through the consultation flow. Unset: the plain chat flow."
+        ),
+    )
+    culture_detection: Literal["llm", "keywords"] = Field(
+        default="llm", description="llm: the model classifies (keywords when it answers off-list)."
+    )
+    qa_distance_threshold: float = Field(default=0.6, description="Tier 1: approved Q&A, cosine distance <.")
+    qa_limit: int = 20
+    doc_distance_threshold: float = Field(default=0.75, description="Tier 2: library chunks, cosine distance <.")
+    doc_limit: int = 30
+    consultation_max_clarifications: int = Field(
+        default=3, description="Stall guard: after this many clarification turns the bot answers anyway."
+    )
+    consultation_fragment_tokens: int = Field(
+        default=2400,
+        description="Fragments go into the prompt in tier order up to this many tokens (never past the model's window).",
+    )
+    topic_idle_minutes: int = Field(
+        default=120, description="A topic untouched this long is closed; the next question opens a new one."
+    )
+
+    # --- complex questions (seed 004) ----------------------------------------
+    planner: Literal["auto", "off"] = Field(
+        default="auto", description="auto: analytical / iterative / diagnostic questions run as a plan."
+    )
+    planner_max_steps: int = 8
+    planner_max_iterations: int = Field(default=3, description="Rounds of plan adaptation at most.")
+    planner_token_budget: int = Field(
+        default=3500, description="Tokens per step's prompt + response (the local model's context is 4,096)."
+    )
+    planner_response_tokens: int = 512
+    planner_search_top_k: int = 5
+
+    @property
+    def uses_local_llm(self) -> bool:
+        return self.llm_api_key is None
+
+    @property
+    def call_timeout(self) -> float:
+        """The limit of one model call (`llm_timeout`, else the measured default of the endpoint)."""
+        if self.llm_timeout is not None:
+            return self.llm_timeout
+        return 300.0 if self.uses_local_llm else 120.0

@@ -1,0 +1,111 @@
+"""Background jobs in Postgres (ingestion): queued by a turn, claimed by a worker with a lease.
+
+Why a table and a lease: an upload is acknowledged at once and indexed later, possibly by
+another process; if that process dies, the job's lease runs out and the next worker takes it
+again — nothing is lost and nothing waits for a human. A user's jobs run one at a time, in
+the order they were asked for; different users' jobs may run side by side.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from psycopg.types.json import Jsonb
+
+from grove.store.db import transaction
+
+MAX_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class Job:
+    id: int
+    kind: str
+    user_id: int
+    chat_id: int
+    update_id: int | None
+    payload: dict[str, Any]
+    attempts: int
+    ack_id: int | None
+
+
+def enqueue(kind: str, user_id: int, chat_id: int, payload: dict[str, Any], *,
+            update_id: int | None = None) -> int:
+    with transaction() as conn:
+        row = conn.execute(
+            "insert into jobs (kind, user_id, chat_id, update_id, payload) values (%s, %s, %s, %s, %s)"
+            " returning id", (kind, user_id, chat_id, update_id, Jsonb(payload))).fetchone()
+    assert row is not None  # insert … returning: one row
+    return int(row["id"])
+
+
+def set_ack(job_id: int, outbox_id: int) -> None:
+    """The reply that acknowledged the job: its message is edited with progress."""
+    with transaction() as conn:
+        conn.execute("update jobs set ack_id = %s where id = %s", (outbox_id, job_id))
+
+
+_CLAIM = """
+update jobs
+   set status = 'running', attempts = attempts + 1, worker = %(worker)s,
+       lease_until = now() + make_interval(secs => %(lease)s), started_at = coalesce(started_at, now())
+ where id = (
+        select j.id from jobs j
+         where (j.status = 'queued' or (j.status = 'running' and j.lease_until < now()))
+           and (%(kinds)s::text[] is null or j.kind = any(%(kinds)s))
+           and not exists (select 1 from jobs o
+                            where o.user_id = j.user_id and o.id < j.id
+                              and o.status in ('queued', 'running'))
+         order by j.id
+         for update skip locked
+         limit 1)
+returning id, kind, user_id, chat_id, update_id, payload, attempts, ack_id
+"""
+
+
+def claim(worker: str, lease_seconds: float, kinds: list[str] | None = None) -> Job | None:
+    """The oldest job that is free (or whose worker's lease ran out), now leased to `worker`."""
+    with transaction() as conn:
+        row = conn.execute(_CLAIM, {"worker": worker, "lease": lease_seconds, "kinds": kinds}).fetchone()
+    if row is None:
+        return None
+    payload = row["payload"]
+    return Job(id=row["id"], kind=row["kind"], user_id=row["user_id"], chat_id=row["chat_id"],
+               update_id=row["update_id"], payload=payload if isinstance(payload, dict) else json.loads(payload),
+               attempts=row["attempts"], ack_id=row["ack_id"])
+
+
+def extend_lease(job_id: int, worker: str, lease_seconds: float) -> bool:
+    """Keep the job ours a while longer; False if it is no longer ours (or the store is gone: raises)."""
+    with transaction() as conn:
+        row = conn.execute(
+            "update jobs set lease_until = now() + make_interval(secs => %s)"
+            " where id = %s and worker = %s and status = 'running' returning id",
+            (lease_seconds, job_id, worker)).fetchone()
+    return row is not None
+
+
+def finish(job_id: int, status: Literal["done", "failed"], *, result: dict[str, Any] | None = None,
+           error: str | None = None) -> None:
+    with transaction() as conn:
+        conn.execute(
+            "update jobs set status = %s, result = %s, error = %s, finished_at = now(), lease_until = null"
+            " where id = %s", (status, Jsonb(result) if result is not None else None, error, job_id))
+
+
+def open_jobs(user_id: int) -> int:
+    with transaction() as conn:
+        row = conn.execute("select count(*) as n from jobs where user_id = %s and status in ('queued', 'running')",
+                           (user_id,)).fetchone()
+    assert row is not None  # count(*): one row
+    return int(row["n"])
+
+
+def release(job_id: int, worker: str) -> None:
+    """Give a job back (a worker stopping cleanly): the next worker takes it at once, not after the lease."""
+    with transaction() as conn:
+        conn.execute("update jobs set status = 'queued', lease_until = null, worker = null,"
+                     " attempts = greatest(attempts - 1, 0)"
+                     " where id = %s and worker = %s and status = 'running'", (job_id, worker))

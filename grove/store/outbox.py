@@ -1,0 +1,167 @@
+"""The outbox: replies written with the turn that made them, delivered after it commits.
+
+Why: a turn's replies and its other writes (history, state, the inbox mark) commit in one
+transaction, so a crash either loses the whole turn (it is simply run again from the inbox)
+or keeps all of it (only delivery is left, and a reply marked sent is never sent again). The
+one window left is between Telegram accepting a message and the mark being written — a few
+milliseconds — where a crash would send that one message again on restart; every other
+crash point answers exactly once.
+
+Delivery holds an advisory lock on the row, so the bot and a worker process sweeping at the
+same time never send one reply twice, and records each piece of a long (split) reply as it
+goes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from psycopg.types.json import Jsonb
+
+from grove.store.db import get_pool, transaction
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Whose replies these are: an update's turn or a background job."""
+
+    update_id: int | None = None
+    job_id: int | None = None
+
+
+@dataclass(frozen=True)
+class OutboxRow:
+    id: int
+    chat_id: int
+    payload: dict[str, Any]
+    edit_message_id: int | None
+    pieces_sent: int
+
+
+class Undeliverable(Exception):
+    """Telegram refused the reply for good (chat gone, bot blocked): it is not retried."""
+
+
+class Sender(Protocol):
+    """Sends one row; calls `sent(message_id)` after each piece, starting at `row.pieces_sent`."""
+
+    def __call__(self, row: OutboxRow, sent: Callable[[int], None]) -> None: ...
+
+
+_source: ContextVar[Source | None] = ContextVar("grove_outbox_source", default=None)
+
+
+@contextmanager
+def collecting(source: Source) -> Iterator[None]:
+    """Replies made in this block go to the outbox (inside the caller's unit of work)."""
+    token = _source.set(source)
+    try:
+        yield
+    finally:
+        _source.reset(token)
+
+
+def current_source() -> Source | None:
+    return _source.get()
+
+
+def add(chat_id: int, payload: dict[str, Any], *, edit_of: int | None = None,
+        source: Source | None = None) -> int:
+    """Queue one reply of the current source; returns its outbox id."""
+    source = source or _source.get() or Source()
+    with transaction() as conn:
+        row = conn.execute(
+            "insert into outbox (update_id, job_id, chat_id, payload, edit_of)"
+            " values (%s, %s, %s, %s, %s) returning id",
+            (source.update_id, source.job_id, chat_id, Jsonb(payload), edit_of)).fetchone()
+    assert row is not None  # insert … returning
+    return int(row["id"])
+
+
+def message_id_of(outbox_id: int) -> int | None:
+    """The Telegram message a delivered reply became (its first piece), if delivered."""
+    with transaction() as conn:
+        row = conn.execute("select message_ids from outbox where id = %s", (outbox_id,)).fetchone()
+    return int(row["message_ids"][0]) if row and row["message_ids"] else None
+
+
+def unsent(source: Source | None = None, *, chat_id: int | None = None) -> list[int]:
+    """Ids of replies not yet delivered: of one source, of one chat, or all, oldest first."""
+    clauses, params = ["sent_at is null"], []
+    if source is not None and source.update_id is not None:
+        clauses.append("update_id = %s")
+        params.append(source.update_id)
+    if source is not None and source.job_id is not None:
+        clauses.append("job_id = %s")
+        params.append(source.job_id)
+    if chat_id is not None:
+        clauses.append("chat_id = %s")
+        params.append(chat_id)
+    with transaction() as conn:
+        rows = conn.execute(f"select id from outbox where {' and '.join(clauses)} order by id",
+                            params).fetchall()
+    return [int(r["id"]) for r in rows]
+
+
+def deliver(ids: list[int], sender: Sender) -> int:
+    """Send these replies in order; returns how many were delivered now.
+
+    A reply another process is sending is skipped (it holds the row's lock). A transient
+    failure leaves the row for a later sweep; `Undeliverable` marks it done with the reason.
+    """
+    delivered = 0
+    for outbox_id in ids:
+        if _deliver_one(outbox_id, sender):
+            delivered += 1
+    return delivered
+
+
+def _deliver_one(outbox_id: int, sender: Sender) -> bool:
+    lock = "select pg_try_advisory_lock(hashtextextended('grove.store.outbox:' || %s::text, 0)) as got"
+    unlock = "select pg_advisory_unlock(hashtextextended('grove.store.outbox:' || %s::text, 0))"
+    with get_pool().connection() as conn:
+        conn.autocommit = True
+        try:
+            locked = conn.execute(lock, (outbox_id,)).fetchone()
+            if locked is None or not locked["got"]:
+                return False
+            try:
+                row = conn.execute(
+                    "select o.id, o.chat_id, o.payload, o.pieces_sent, o.sent_at,"
+                    "       e.message_ids[1] as edit_message_id"
+                    "  from outbox o left join outbox e on e.id = o.edit_of where o.id = %s",
+                    (outbox_id,)).fetchone()
+                if row is None or row["sent_at"] is not None:
+                    return False
+
+                def sent(message_id: int) -> None:
+                    conn.execute("update outbox set pieces_sent = pieces_sent + 1,"
+                                 " message_ids = message_ids || %s::bigint where id = %s",
+                                 (message_id, outbox_id))
+
+                item = OutboxRow(id=row["id"], chat_id=row["chat_id"], payload=row["payload"],
+                                 edit_message_id=row["edit_message_id"], pieces_sent=row["pieces_sent"])
+                try:
+                    sender(item, sent)
+                except Undeliverable as exc:
+                    log.warning("reply %s cannot be delivered: %s", outbox_id, exc)
+                    conn.execute("update outbox set sent_at = now(), error = %s where id = %s",
+                                 (str(exc)[:500], outbox_id))
+                    return False
+                except Exception as exc:
+                    log.warning("reply %s not delivered yet: %s", outbox_id, exc)
+                    conn.execute("update outbox set error = %s where id = %s", (str(exc)[:500], outbox_id))
+                    raise
+                conn.execute("update outbox set sent_at = now(), error = null where id = %s", (outbox_id,))
+                return True
+            finally:
+                conn.execute(unlock, (outbox_id,))
+        finally:
+            conn.autocommit = False

@@ -1,0 +1,368 @@
+"""What the user gets instead of a bad draft: degenerate drafts caught, citations checked.
+
+A 1.5B model on two cores writes, now and then, an answer no user accepts: a bare «[4]»,
+the same paragraph four times, English, a list about something else, the question
+repeated back. Such a draft is not shown. With fragments the user gets a short
+extractive answer — the fragment sentences that best match the question, quoted, with
+their source; without fragments an honest «не нашёл» instead of a made-up general answer.
+
+A draft that passes still has its citations checked against the fragments' text: a
+small model cites «[4]» under a sentence fragment 2 says, and the source block then
+names the wrong page. Each `[n]` is kept when fragment n supports its sentence (its
+content lemmas, weighted by rarity among the fragments), moved to the fragment that
+supports the sentence best when n does not, and dropped when none does. An answer
+without any `[n]` gets the sources its sentences are backed by — never "every fragment
+retrieved", which once put sources under nonsense.
+
+Every check is a named entry of `CHECKS`, so adding one is adding a function.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+from grove.core.observe import task
+from pydantic import BaseModel, Field
+
+from nodes.answering.dialogue_guards import similarity
+from nodes.retrieval.lexical import Weights, sentences, share_found, term_set, words
+from nodes.answering.quote import passages_text, select_quote
+
+CITATION = re.compile(r"(\s?)\[(\d{1,2})\]")
+_LETTER = re.compile(r"[^\W\d_]")
+_CYRILLIC_LETTER = re.compile(r"[а-яё]", re.IGNORECASE)
+_LATIN_LETTER = re.compile(r"[a-z]", re.IGNORECASE)
+# Scripts a Russian answer never contains; Qwen models drift into Chinese under pressure.
+_FOREIGN_SCRIPT = re.compile(r"[\u0600-\u06ff\u0900-\u097f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+# A sentence is backed by a fragment holding this share of its content lemmas.
+MIN_SUPPORT = 0.4
+# A cited fragment this close to the best-supporting one (lemmas weighted by rarity among the
+# fragments, so words every fragment has do not decide) keeps its citation.
+SUPPORT_MARGIN = 0.15
+# A sentence without a citation names a source only when it has this many content lemmas.
+MIN_UNCITED_TERMS = 3
+# An answer without citations names at most this many sources.
+MAX_UNCITED_SOURCES = 2
+# Below this share of its content words found in the question and fragments, a draft is off topic.
+MIN_TOPIC_SHARE = 0.3
+# Without fragments only a long draft sharing no word with the question is called off topic.
+OFF_TOPIC_MIN_WORDS = 25
+
+EXTRACT_LEAD = "В ваших документах об этом сказано так:"
+NOT_FOUND = ("Не нашёл ответа на этот вопрос в ваших документах, а уверенно ответить сам не могу. "
+             "Попробуйте переформулировать вопрос.")
+CANNOT_ANSWER = ("Не могу уверенно ответить на этот вопрос. Попробуйте переформулировать его; если ответ "
+                 "есть в ваших документах, загрузите их в режиме «База».")
+
+
+@dataclass
+class Draft:
+    """A model's answer with what it should be about."""
+
+    text: str
+    question: str
+    fragments: list[str] = field(default_factory=list)
+    max_chars: int | None = None
+
+    @property
+    def body(self) -> str:
+        """The words without citation markers."""
+        return CITATION.sub("", self.text).strip()
+
+
+def _empty(draft: Draft) -> bool:
+    return not _LETTER.search(draft.body)
+
+
+def _bare_citations(draft: Draft) -> bool:
+    """«[4]» and little else: markers with at most two words around them."""
+    return bool(CITATION.search(draft.text)) and len(words(draft.body)) <= 2
+
+
+def _repetition(draft: Draft) -> bool:
+    """A loop: a sentence said three times (a long one twice), few distinct word 4-grams, a stuck word."""
+    said: dict[str, int] = {}
+    for span in sentences(draft.body):
+        key = " ".join(words(span.text))
+        size = len(key.split())
+        if size >= 4:
+            said[key] = said.get(key, 0) + 1
+            if said[key] >= 3 or (size >= 8 and said[key] >= 2):
+                return True
+    tokens = words(draft.body)
+    grams = list(zip(tokens, tokens[1:], tokens[2:], tokens[3:]))
+    if len(tokens) >= 40 and len(set(grams)) < 0.6 * len(grams):
+        return True
+    run = 1
+    for previous, current in pairwise(tokens):
+        run = run + 1 if current == previous else 1
+        if run >= 5:
+            return True
+    return False
+
+
+def _not_russian(draft: Draft) -> bool:
+    """Another script, or mostly Latin words that neither the question nor the fragments use."""
+    if _FOREIGN_SCRIPT.search(draft.body):
+        return True
+    known = set(words(draft.question)) | {w for f in draft.fragments for w in words(f)}
+    cyrillic = len(_CYRILLIC_LETTER.findall(draft.body))
+    latin = sum(len(_LATIN_LETTER.findall(w)) for w in words(draft.body) if w not in known)
+    return latin > 20 and cyrillic < latin
+
+
+def _off_topic(draft: Draft) -> bool:
+    """Nothing in the question or the fragments supports it."""
+    answer = term_set(draft.body)
+    question = term_set(draft.question)
+    if draft.fragments:
+        context = question.union(*(term_set(f) for f in draft.fragments))
+        return len(answer) >= 4 and share_found(answer, context) < MIN_TOPIC_SHARE
+    return bool(question) and len(words(draft.body)) >= OFF_TOPIC_MIN_WORDS and not answer & question
+
+
+def _echo(draft: Draft) -> bool:
+    """The question said back."""
+    return similarity(draft.body, draft.question) >= 0.9
+
+
+_REFUSAL = re.compile(r"(?:об этом|этого|ответа)\s+(?:не\s+сказано|нет)|не\s+(?:нашёл|нашел|найден)|"
+                      r"нет\s+(?:информации|сведений|данных)", re.IGNORECASE)
+# A refusal is overruled only when a fragment sentence holds this weighted share of the question's terms.
+REFUSAL_OVERRULE_COVERAGE = 0.5
+
+
+def is_refusal(text: str) -> bool:
+    """A short «в документах об этом не сказано» (a long answer that mentions it in passing is not one)."""
+    return len(words(CITATION.sub("", text))) <= 30 and bool(_REFUSAL.search(text))
+
+
+def _refused(draft: Draft) -> bool:
+    """«В ваших документах об этом не сказано» while a fragment sentence plainly matches the question.
+
+    Seen with the local model in bench/answer_eval: the right fragment was in the prompt (the
+    search gate had passed it) and the model still said the documents do not say. A short
+    refusal with such a fragment shown is replaced by the quote; when no sentence covers the
+    question, the refusal stands (it may be true).
+    """
+    if not draft.fragments or not is_refusal(draft.body):
+        return False
+    wanted = term_set(draft.question)
+    found = [term_set(span.text) for f in draft.fragments for span in sentences(f)]
+    if not wanted or not found:
+        return False
+    weights = Weights(found)
+    return max(weights.coverage(wanted, terms) for terms in found) >= REFUSAL_OVERRULE_COVERAGE
+
+
+def _too_long(draft: Draft) -> bool:
+    return draft.max_chars is not None and len(draft.body) > draft.max_chars
+
+
+CHECKS: dict[str, Callable[[Draft], bool]] = {
+    "empty": _empty,
+    "bare_citations": _bare_citations,
+    "repetition": _repetition,
+    "not_russian": _not_russian,
+    "off_topic": _off_topic,
+    "echo": _echo,
+    "too_long": _too_long,
+    "refused": _refused,
+}
+
+
+def degenerate(draft: Draft) -> list[str]:
+    """Names of the checks the draft fails (empty: the draft can be shown)."""
+    if _empty(draft):
+        return ["empty"] + (["bare_citations"] if CITATION.search(draft.text) else [])
+    return [name for name, check in CHECKS.items() if check(draft)]
+
+
+def complete_sentences(text: str) -> str:
+    """A draft cut by the token limit, without its unfinished last sentence."""
+    spans = sentences(text)
+    if len(spans) > 1 and not re.search(r"[.!?…»)\]]\s*$", spans[-1].text):
+        return text[:spans[-2].end].rstrip()
+    return text
+
+
+# --------------------------------------------------------------------------- citations
+
+
+class Citations(BaseModel):
+    text: str = Field(description="the answer with its citation markers corrected")
+    used: list[int] = Field(default_factory=list, description="1-based fragments backing it, in order")
+    kept: int = 0
+    moved: int = 0
+    dropped: int = 0
+
+
+def check_citations(answer: str, fragments: list[str]) -> Citations:
+    """Each `[n]` checked against fragment n's text; without any, sources chosen by overlap."""
+    result = Citations(text=answer)
+    if not fragments:
+        result.text = CITATION.sub("", answer).strip()
+        return result
+    found = [term_set(f) for f in fragments]
+    weights = Weights(found)
+    pieces: list[str] = []
+    cursor = 0
+    for span in sentences(answer):
+        markers = list(CITATION.finditer(span.text))
+        if not markers:
+            continue
+        wanted = term_set(CITATION.sub(" ", span.text))
+        support = Support([share_found(wanted, f) for f in found], [weights.coverage(wanted, f) for f in found])
+        jointly = _joint_support(wanted, [int(m.group(2)) for m in markers], found)
+        chosen: list[int] = []
+        parts: list[str] = []
+        end = 0
+        for match in markers:
+            cited = int(match.group(2))
+            number: int | None = cited
+            if cited in jointly:
+                result.kept += 1
+            else:
+                number = _judge_citation(cited, support, judged=len(wanted) >= 2, result=result)
+            parts.append(span.text[end:match.start()])
+            if number is not None and number not in chosen:
+                chosen.append(number)
+                parts.append(f"{match.group(1)}[{number}]")
+            end = match.end()
+        text = "".join(parts) + span.text[end:]
+        if len(chosen) < len(markers):  # «см. [9].» without its marker is «см..»
+            text = re.sub(r"(?<!\.)\.\.(?!\.)", ".", text)
+        pieces += [answer[cursor:span.start], text]
+        cursor = span.end
+        result.used += [n for n in chosen if n not in result.used]
+    pieces.append(answer[cursor:])
+    if result.kept + result.moved + result.dropped == 0:
+        result.used = sources_by_overlap(answer, fragments)
+        return result
+    result.text = "".join(pieces).strip()
+    return result
+
+
+@dataclass
+class Support:
+    """How well each fragment backs one sentence: its share of the sentence's lemmas, and weighted by rarity."""
+
+    share: list[float]
+    weighted: list[float]
+
+    @property
+    def best(self) -> int:
+        """1-based number of the fragment that backs the sentence best (the higher-ranked on a tie)."""
+        return max(range(len(self.weighted)), key=lambda i: (self.weighted[i], -i)) + 1
+
+    def backs(self, number: int) -> bool:
+        return self.share[number - 1] >= MIN_SUPPORT
+
+
+def _joint_support(wanted: frozenset[str], cited: list[int], found: list[frozenset[str]]) -> set[int]:
+    """Citations that back a sentence together («A [1], а B [2]»): kept when the cited fragments
+    jointly hold MIN_SUPPORT of its terms and each holds at least half of that."""
+    numbers = {n for n in cited if 1 <= n <= len(found)}
+    if len(numbers) < 2 or len(wanted) < 2:
+        return set()
+    union = frozenset().union(*(found[n - 1] for n in numbers))
+    if share_found(wanted, union) < MIN_SUPPORT:
+        return set()
+    return {n for n in numbers if share_found(wanted, found[n - 1]) >= MIN_SUPPORT / 2}
+
+
+def _judge_citation(number: int, support: Support, *, judged: bool, result: Citations) -> int | None:
+    """The fragment a citation should name: itself, the best-supporting one, or none (counted in `result`)."""
+    if not 1 <= number <= len(support.share):
+        result.dropped += 1
+        return None
+    best = support.best
+    if not judged or (support.backs(number)
+                      and support.weighted[number - 1] >= support.weighted[best - 1] - SUPPORT_MARGIN):
+        result.kept += 1
+        return number
+    if support.backs(best):
+        result.moved += 1
+        return best
+    result.dropped += 1
+    return None
+
+
+def sources_by_overlap(answer: str, fragments: list[str]) -> list[int]:
+    """The fragments that back the answer's sentences best (at most MAX_UNCITED_SOURCES)."""
+    found = [term_set(f) for f in fragments]
+    weights = Weights(found)
+    votes: dict[int, float] = {}
+    for span in sentences(answer):
+        wanted = term_set(span.text)
+        if len(wanted) < MIN_UNCITED_TERMS:
+            continue
+        support = Support([share_found(wanted, f) for f in found], [weights.coverage(wanted, f) for f in found])
+        best = support.best
+        if support.backs(best):
+            votes[best] = votes.get(best, 0.0) + support.share[best - 1]
+    ranked = sorted(votes, key=lambda n: (-votes[n], n))
+    return ranked[:MAX_UNCITED_SOURCES]
+
+
+# --------------------------------------------------------------------------- fallback
+
+
+class Extract(BaseModel):
+    text: str
+    used: list[int] = Field(default_factory=list)
+
+
+def extractive_answer(question: str, fragments: list[str], lead: str = EXTRACT_LEAD) -> Extract:
+    """The fragment passages that best match the question, quoted (nodes/answering/quote.py); `used` lists
+    their fragments in order."""
+    quotes = select_quote(question, fragments)
+    if not quotes:
+        return Extract(text="")
+    return Extract(text=passages_text(quotes, lead), used=[q.fragment for q in quotes])
+
+
+# --------------------------------------------------------------------------- the node
+
+
+class CheckedAnswer(BaseModel):
+    text: str = Field(description="what to show above the source block")
+    used: list[int] = Field(default_factory=list, description="1-based fragments for the source block")
+    degenerate: list[str] = Field(default_factory=list, description="checks the model's draft failed")
+    fallback: bool = False
+    quoted: bool = Field(default=False, description="a quote of the passage backing the answer follows it")
+    citations_moved: int = 0
+    citations_dropped: int = 0
+
+    @property
+    def accepted(self) -> bool:
+        """The model's own answer is shown (not a fallback)."""
+        return not self.fallback
+
+
+@task(name="check-answer")
+def check_answer(draft: str, question: str, fragments: list[str], *, searched: bool = True,
+                 max_chars: int | None = None, truncated: bool = False, lead: str = EXTRACT_LEAD,
+                 no_answer: str | None = None) -> CheckedAnswer:
+    """The draft as shown, or the fallback; the fragments (by number) that back what is shown.
+
+    `fragments` are the texts the model was shown, in their numbering; `searched` says
+    whether the user's documents were searched (it picks the honest no-answer text, unless
+    `no_answer` gives one); `lead` opens an extractive answer; `truncated` marks a draft cut
+    by the token limit (its unfinished sentence goes).
+    """
+    text = complete_sentences(draft) if truncated else draft
+    failed = degenerate(Draft(text, question, fragments, max_chars))
+    if failed:
+        extract = extractive_answer(question, fragments, lead) if fragments else Extract(text="")
+        if extract.text:
+            return CheckedAnswer(text=extract.text, used=extract.used, degenerate=failed, fallback=True)
+        text = no_answer or (NOT_FOUND if searched else CANNOT_ANSWER)
+        return CheckedAnswer(text=text, degenerate=failed, fallback=True)
+    citations = check_citations(text, fragments)
+    return CheckedAnswer(text=citations.text, used=citations.used, citations_moved=citations.moved,
+                         citations_dropped=citations.dropped)

@@ -1,0 +1,91 @@
+"""One answer pipeline for chat, consultation and a plan's synthesis: fit, draft, check, compose.
+
+The three differ in what they retrieve and how their prompt reads; what happens to the
+pieces they retrieve is the same and lives here once:
+
+1. **fit** — ranked pieces and the history into the model's window beside the fixed parts
+   (`nodes.answering.context_window`); when not even the first piece fits whole, it is cut to the room;
+2. **draft** — one completion, and one more when it repeats the last reply (the turn
+   policy's regeneration rule, with its signal in the new system prompt);
+3. **check** — the model's own source list dropped, the draft judged (`nodes.answering.answer_check`:
+   a degenerate draft becomes a quote of the pieces or an honest no-answer; citations are
+   checked against the pieces' words);
+4. **compose** — the checked text and the block naming the pieces that back it.
+
+Every piece is `Citable` (`nodes.retrieval.sources`): a chat `Fragment` and a consultation `Snippet`
+alike, so fitting, checking and the block do not care which flow retrieved it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
+
+from nodes.answering.answer_check import EXTRACT_LEAD, CheckedAnswer, check_answer
+from nodes.store.chat_history import ChatMessage
+from nodes.answering.context_window import fit_items
+from nodes.answering.llm import LLMReply
+from nodes.retrieval.sources import Citable, source_block, strip_model_sources
+from nodes.answering.token_budget import count_tokens, truncate_to_tokens
+from nodes.answering.turn_policy import TurnPolicy, needs_regeneration, with_repetition_signal
+
+C = TypeVar("C", bound=Citable)
+
+NO_TEXT = "Не удалось сформулировать ответ."
+
+
+class Ask(Protocol):
+    """One model request (`nodes.answering.llm.llm_task()`); keyword arguments are the request's options."""
+
+    def __call__(self, messages: list[dict[str, Any]], **options: Any) -> LLMReply: ...
+
+
+def fit(fixed: int, costs: Sequence[int], history: Sequence[ChatMessage], pieces: Sequence[C],
+        cap: int | None = None) -> tuple[list[C], list[ChatMessage]]:
+    """The pieces (in rank order) and the newest history pairs that fit beside `fixed` tokens.
+
+    `costs[i]` is what piece i costs in the prompt, its framing included; `cap` bounds the
+    pieces' share. A first piece too large for the room is cut to it, framing kept.
+    """
+    window = fit_items(fixed, costs, history, cap=cap)
+    shown = list(pieces[:window.whole])
+    if window.cut_to is not None:
+        first = pieces[0]
+        framing = costs[0] - count_tokens(first.text)
+        shown = [first.with_text(truncate_to_tokens(first.text, window.cut_to - framing))]
+    return shown, window.history
+
+
+def regenerated(ask: Ask, messages: list[dict[str, Any]], reply: LLMReply, policy: TurnPolicy,
+                system: Callable[[TurnPolicy], str], **options: Any) -> tuple[LLMReply, TurnPolicy]:
+    """The regeneration rule: a reply that repeats the last one is asked for once more, with the
+    repetition signal in the system prompt; whatever comes back the second time is the draft."""
+    if not needs_regeneration(reply.content, policy):
+        return reply, policy
+    policy = with_repetition_signal(policy)
+    messages[0] = {"role": "system", "content": system(policy)}
+    return ask(messages, **options), policy
+
+
+def draft(ask: Ask, messages: list[dict[str, Any]], policy: TurnPolicy, system: Callable[[TurnPolicy], str],
+          **options: Any) -> tuple[LLMReply, TurnPolicy]:
+    """One completion, regenerated once when it repeats the last reply (`regenerated`)."""
+    return regenerated(ask, messages, ask(messages, **options), policy, system, **options)
+
+
+def check(reply: LLMReply | str, question: str, pieces: Sequence[Citable], *, searched: bool = True,
+          max_chars: int | None = None, lead: str = EXTRACT_LEAD, no_answer: str | None = None) -> CheckedAnswer:
+    """The model's draft judged against the pieces it was shown (their numbering is the citations')."""
+    text = reply if isinstance(reply, str) else reply.content
+    truncated = not isinstance(reply, str) and reply.finish_reason == "length"
+    return check_answer(strip_model_sources(text), question, [p.text for p in pieces], searched=searched,
+                        max_chars=max_chars, truncated=truncated, lead=lead, no_answer=no_answer)
+
+
+def compose(checked: CheckedAnswer, pieces: Sequence[Citable]) -> str:
+    """What the user reads: the checked answer, then the sources of the pieces that back it
+    (none backs it: no block — a list of everything retrieved put sources under answers that
+    used none of them)."""
+    answer = checked.text or NO_TEXT
+    block = source_block(pieces, checked.used)
+    return f"{answer}\n\n{block}" if block else answer

@@ -1,0 +1,272 @@
+"""Which sentences of the retrieved fragments to quote: the passage that answers the question.
+
+A small local model often says the right thing imprecisely, or the wrong thing fluently,
+while the fragment it was shown holds the answer word for word. So a local answer ends with
+a short quote from the fragment that backs it, and a draft that fails the answer checks is
+replaced by quotes alone (nodes/answering/answer_check.py). Choosing the quote is choosing sentences;
+each way of choosing is a named entry of `SELECTORS`, measured by bench/quote_eval.py (does the
+quote hold the answer, and is it taken from a fragment that does).
+
+The first evidence is lexical (nodes/retrieval/lexical.py): the question's content lemmas, and when there
+is a draft answer its lemmas too — a paraphrase keeps the rare words that matter (a command, a
+number, a menu item), so the sentence the model drew on shares them. Words miss what a user
+says differently from the manual («горячая клавиша» for «клавиша быстрого доступа», «ровный
+круг» for «делает выделение круглым»), so the `meaning` selector then re-orders the best few
+by the embedding similarity of each sentence, read with its neighbours, to the question, and
+quotes the best passage of two fragments: bench/quote_eval.py measured both steps.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from nodes.retrieval.lexical import Weights, sentences, term_set, words
+
+MIN_SENTENCE_CHARS = 15
+# An answer with its quote stays within this (a long draft leaves the quote less room, never
+# less than MIN_QUOTE_CHARS): one screen of a phone, about.
+MAX_QUOTED_ANSWER_CHARS = 1200
+MIN_QUOTE_CHARS = 200
+MIN_SECOND_QUOTE_CHARS = 120  # a second quote cut shorter than this is left out
+QUOTE_LEAD = "Из документа:"
+NEAREST_LEAD = "Прямого ответа в документах не нашёл. Ближе всего к вопросу вот это:"
+
+
+@dataclass(frozen=True)
+class Quote:
+    """Sentences quoted from one fragment (1-based, in the numbering the model was shown)."""
+
+    fragment: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Sentence:
+    fragment: int
+    index: int
+    text: str
+    terms: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """How a selector picks: its scores, then how much around the best sentences it quotes."""
+
+    rank_step: float = 0.0  # subtracted per rank below the first fragment: retrieval's order as a prior
+    answer_weight: float = 0.0  # weight of the draft answer's lemmas beside the question's
+    following: int = 1  # sentences quoted after the best one, when they fit
+    max_chars: int = 450  # all quotes together
+    each_chars: int | None = None  # one quote (None: max_chars)
+    second_ratio: float = 0.8  # a second fragment is quoted when its best sentence scores this share of the best
+    meaning_weight: float = 0.0  # weight of the embedding similarity of a sentence (with its neighbours)
+    meaning_pool: int = 8  # how many of the lexically best sentences are re-ordered by meaning
+    beside_answer: int = 1  # quotes shown under a model's answer (an extractive answer shows all)
+
+
+# How alike a question and each text are (cosine of their embeddings); handed in so tests and
+# benches can swap the model.
+Similarity = Callable[[str, Sequence[str]], Sequence[float]]
+
+
+def embedded_similarity(question: str, texts: Sequence[str]) -> list[float]:
+    """Cosine of the question's query embedding and each text's document embedding (the store's model).
+
+    A turn chooses twice from the same sentences (the passages shown while the model writes, then
+    the quote under its answer), so the last vectors are kept (per model: a setting may change it)."""
+    from nodes.embedding.embedder import get_embedder
+
+    embedder = get_embedder()
+    model = id(embedder)
+    with _vectors_lock:
+        missing = [t for t in dict.fromkeys(texts) if (model, t) not in _window_vectors]
+    vectors = dict(zip(missing, embedder.embed_documents(missing, urgent=True), strict=True)) if missing else {}
+    with _vectors_lock:
+        _window_vectors.update({(model, t): v for t, v in vectors.items()})
+        vectors.update({t: _window_vectors[model, t] for t in texts if t not in vectors})
+        while len(_window_vectors) > WINDOW_CACHE:
+            del _window_vectors[next(iter(_window_vectors))]
+        query = _query_vectors.get((model, question))
+    if query is None:
+        query = embedder.embed_query(question)
+        with _vectors_lock:
+            _query_vectors[model, question] = query
+            while len(_query_vectors) > QUERY_CACHE:
+                del _query_vectors[next(iter(_query_vectors))]
+    return [float(vectors[t] @ query) for t in texts]
+
+
+WINDOW_CACHE = 256  # sentence windows (a turn reads about eight)
+QUERY_CACHE = 32
+_window_vectors: dict[tuple[int, str], Any] = {}
+_query_vectors: dict[tuple[int, str], Any] = {}
+_vectors_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Quoted:
+    """An answer with its quote, and the fragments quoted (for the source block)."""
+
+    text: str
+    used: list[int]
+    quoted: bool = False  # a quote follows the answer (else `used` names what the answer already says)
+
+
+def split(fragments: Sequence[str]) -> list[list[Sentence]]:
+    """Each fragment's sentences with their content lemmas."""
+    return [[Sentence(n, i, span.text, term_set(span.text)) for i, span in enumerate(sentences(text))]
+            for n, text in enumerate(fragments, 1)]
+
+
+def clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0] + " …"
+
+
+def choose(question: str, fragments: Sequence[str], answer: str | None, how: Choice,
+           similarity: Similarity | None = None) -> list[Quote]:
+    """The best-scoring sentence and the ones after it, and a second fragment's best when it scores
+    nearly as well; ties go to the higher-ranked fragment and the earlier sentence."""
+    per_fragment = split(fragments)
+    candidates = [s for found in per_fragment for s in found if len(s.text) >= MIN_SENTENCE_CHARS]
+    if not candidates:
+        return []
+    weights = Weights([s.terms for s in candidates])
+    asked = term_set(question)
+    said = term_set(answer) - asked if answer and how.answer_weight else frozenset()
+
+    def lexical(sentence: Sentence) -> float:
+        value = weights.coverage(asked, sentence.terms) - how.rank_step * (sentence.fragment - 1)
+        if said:
+            value += how.answer_weight * weights.coverage(said, sentence.terms)
+        return value
+
+    scores = {(s.fragment, s.index): lexical(s) for s in candidates}
+    if how.meaning_weight:
+        pool = sorted(candidates, key=lambda s: (-scores[s.fragment, s.index], s.fragment, s.index))[:how.meaning_pool]
+        windows = [" ".join(n.text for n in per_fragment[s.fragment - 1][max(0, s.index - 1):s.index + 2])
+                   for s in pool]
+        for sentence, alike in zip(pool, (similarity or embedded_similarity)(question, windows), strict=True):
+            scores[sentence.fragment, sentence.index] += how.meaning_weight * float(alike)
+        candidates = pool
+
+    def score(sentence: Sentence) -> float:
+        return scores[sentence.fragment, sentence.index]
+
+    scored = sorted(candidates, key=lambda s: (-score(s), s.fragment, s.index))
+    best = score(scored[0])
+    each = how.each_chars or how.max_chars
+    quotes: list[Quote] = []
+    total = 0
+    for sentence in scored:
+        value = score(sentence)
+        if sentence.fragment in {q.fragment for q in quotes} or any(repeats(sentence.text, q.text) for q in quotes):
+            continue  # overlapping chunks hold the same sentences: a second quote must bring something new
+        if quotes and (len(quotes) >= 2 or value <= 0 or value < how.second_ratio * best):
+            break
+        if quotes and total + len(sentence.text) > how.max_chars:
+            break
+        chosen = [clip(sentence.text, min(each, how.max_chars - total))]
+        for after in per_fragment[sentence.fragment - 1][sentence.index + 1:sentence.index + 1 + how.following]:
+            length = sum(map(len, chosen)) + len(after.text)
+            if length > each or total + length > how.max_chars or any(repeats(after.text, q.text) for q in quotes):
+                break
+            chosen.append(after.text)
+        quotes.append(Quote(sentence.fragment, " ".join(chosen)))
+        total += sum(map(len, chosen))
+    return quotes
+
+
+SELECTORS: dict[str, Choice] = {
+    # The first extractive fallback: question lemmas only, best sentence and the next.
+    "best-sentence": Choice(),
+    # Retrieval's order as a prior, two sentences after the best, a longer quote.
+    "ranked": Choice(rank_step=0.05, following=2, max_chars=600),
+    # The same, with the draft answer's own words pointing at the sentence it drew on.
+    "answer-backed": Choice(rank_step=0.05, answer_weight=2.0, following=2, max_chars=600),
+    # The same, the best eight re-ordered by meaning (the question's embedding against each sentence
+    # read with its neighbours), and the best passages of two fragments, three sentences after each.
+    "meaning": Choice(rank_step=0.05, answer_weight=2.0, following=3, max_chars=1200, each_chars=600,
+                      second_ratio=0.6, meaning_weight=2.0, meaning_pool=8, beside_answer=2),
+}
+
+
+def choice_of(selector: str | None = None) -> Choice:
+    """A selector's settings by name; by default the configured one."""
+    if selector is None:
+        from grove.core.settings import get_settings
+
+        selector = get_settings().quote_selector
+    if selector not in SELECTORS:
+        raise ValueError(f"unknown quote selector {selector!r}; known: {', '.join(SELECTORS)}")
+    return SELECTORS[selector]
+
+
+def select_quote(question: str, fragments: Sequence[str], answer: str | None = None,
+                 selector: str | None = None, similarity: Similarity | None = None) -> list[Quote]:
+    """The quotes a selector picks (none when there is nothing to quote); by default the configured one."""
+    return choose(question, fragments, answer, choice_of(selector), similarity)
+
+
+def said_as(text: str) -> str:
+    """A sentence as its words alone, to see it again in other punctuation, spacing or case."""
+    return " ".join(words(text))
+
+
+def repeats(sentence: str, text: str) -> bool:
+    """`text` holds this sentence word for word (sentences of four words and more; a short one
+    like «Нажмите OK.» may well be said twice)."""
+    return len(words(sentence)) >= 4 and f" {said_as(sentence)} " in f" {said_as(text)} "
+
+
+def unsaid(quote: Quote, answer: str) -> Quote | None:
+    """The quote without the sentences the answer repeats word for word (None when nothing is left):
+    a small model often copies a sentence, and the same sentence twice reads as a loop."""
+    kept = [span.text for span in sentences(quote.text) if not repeats(span.text, answer)]
+    return replace(quote, text=" ".join(kept)) if kept else None
+
+
+def passages_text(quotes: Sequence[Quote], lead: str = QUOTE_LEAD) -> str:
+    """Quotes as the user reads them: the lead, then each passage in «», one a line."""
+    return lead + "\n" + "\n".join(f"«{q.text}»" for q in quotes)
+
+
+def already_said(quote: Quote, answer: str) -> bool:
+    """The answer holds most of the quote's words already (it is itself a quote of that passage)."""
+    quoted, said = term_set(quote.text), term_set(answer)
+    return bool(quoted) and len(quoted & said) >= 0.8 * len(quoted)
+
+
+def with_quote(answer: str, question: str, fragments: Sequence[str], selector: str | None = None, *,
+               refusal: bool = False, similarity: Similarity | None = None,
+               chosen: Sequence[Quote] = ()) -> Quoted:
+    """The answer, then the passages of the fragments that back it, quoted; which fragments were quoted.
+
+    The quote is the document's own words, so a user can see the fact even when a small
+    model's sentence about it is vague — and see when the model got it wrong. A `refusal`
+    («об этом не сказано») is not quoted under: the fragments passed the search gate, so the
+    passages nearest the question are shown instead, said to be the nearest, not the answer.
+    Quotes already `chosen` (the passages the model was given) are shown instead of choosing.
+    """
+    how = choice_of(selector)
+    quotes = list(chosen) or choose(question, fragments, None if refusal else answer, how, similarity)[:how.beside_answer]
+    said: list[int] = []  # passages the answer already says: not shown again, but they back it
+    if not refusal:
+        rest = [(q, unsaid(q, answer)) for q in quotes]
+        said = [q.fragment for q, left in rest if left is None or already_said(left, answer)]
+        quotes = [left for _, left in rest if left is not None and not already_said(left, answer)]
+    if not quotes:
+        return Quoted(text=answer, used=said)
+    lead = NEAREST_LEAD if refusal else f"{answer}\n\n{QUOTE_LEAD}"
+    room = max(MIN_QUOTE_CHARS, MAX_QUOTED_ANSWER_CHARS - len(lead)) - len(quotes) * len("\n«» …")
+    shown: list[Quote] = []
+    for quote in quotes:
+        if shown and room < MIN_SECOND_QUOTE_CHARS:
+            break
+        shown.append(replace(quote, text=clip(quote.text, room)))
+        room -= len(shown[-1].text)
+    used = [q.fragment for q in shown]
+    return Quoted(text=passages_text(shown, lead), used=used + [n for n in said if n not in used], quoted=True)

@@ -1,0 +1,59 @@
+"""Rerank stages: reorder the ~30 first-stage candidates and keep the best 10.
+
+Retrieval is "first stage (vector or hybrid) top 30 -> rerank -> top 10". A single 768-d vector
+per chunk blurs exact terms (a package name, a command, an inflected Russian word), so a second
+look at the 30 candidates can pay off. Each stage is a module here defining `RERANKER`, a class
+meeting `Reranker` with a `name` and a constructor without arguments; the package finds them,
+so adding a stage is one module and its test. Any other name is a CrossEncoder (hub id or
+folder, `cross_encoder.py`).
+
+Which stage is the default is measured by ``bench/retrieval_eval.py`` through the production
+ingest and query path (figures in ``bench/README.md``): on natural questions over real manuals
+BM25 fusion beats the vector order (TeX Live, GIMP; confirmed on a LibreOffice set written after
+the choice) and ties on the Debian FAQ, so ``DEFAULT_OFFLINE_RERANKER`` is "bm25-fusion". Late
+interaction (MaxSim over token embeddings) never won and costs seconds per query: it stays in
+``bench/late_interaction.py``.
+
+No stage holds database code: a caller passes the candidates it already has.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+
+from nodes.retrieval.rerankers.base import DEFAULT_TOP_K, Candidate, Ranked, Reranker, take
+from nodes.retrieval.rerankers.cross_encoder import CrossEncoderReranker
+
+# The offline default: the stage with the best mean MRR@10 over the sets of bench/retrieval_eval.py.
+DEFAULT_OFFLINE_RERANKER = "bm25-fusion"
+
+
+def _discover() -> dict[str, Callable[[], Reranker]]:
+    found: dict[str, Callable[[], Reranker]] = {}
+    for module in pkgutil.iter_modules(__path__):
+        stage = getattr(importlib.import_module(f"{__name__}.{module.name}"), "RERANKER", None)
+        if stage is not None:
+            if stage.name in found:
+                raise RuntimeError(f"two rerank stages are called {stage.name!r}")
+            found[stage.name] = stage
+    return found
+
+
+RERANKERS: dict[str, Callable[[], Reranker]] = _discover()
+RERANKER_NAMES: tuple[str, ...] = tuple(sorted(RERANKERS))
+
+
+def get_reranker(name: str, *, device: str = "cpu") -> Reranker:
+    """A stage by name: a registered one (`RERANKER_NAMES`), "default" (the measured offline
+    default), "" (none), or anything else = a CrossEncoder hub id or folder."""
+    key = name.strip() or "none"
+    if key.lower() == "default":
+        key = DEFAULT_OFFLINE_RERANKER
+    stage = RERANKERS.get(key.lower())
+    return stage() if stage is not None else CrossEncoderReranker(key, device=device)
+
+
+__all__ = ["DEFAULT_OFFLINE_RERANKER", "DEFAULT_TOP_K", "RERANKERS", "RERANKER_NAMES", "Candidate",
+           "CrossEncoderReranker", "Ranked", "Reranker", "get_reranker", "take"]

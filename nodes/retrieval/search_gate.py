@@ -1,0 +1,128 @@
+"""When the local model answers from the user's documents, and what is searched.
+
+A 1.5B model cannot decide when to search: offered the tool only on a keyword, it never
+searched plain questions about the user's own documents; forced to call it, it wrote SQL
+and English as queries. So for the local model the code decides. A user with documents
+has the question itself searched (a very short follow-up together with the question it
+follows), and the fragments go to the model only when the search found something close
+enough — the **gate**. Its score and threshold are settings calibrated by
+`bench/search_gate.py` on the project's Russian sets: each set's questions against its own
+documents (should pass) and another set's questions plus general chit-chat (should not).
+
+Remote models keep deciding for themselves (`tool_choice: "auto"`); what they write as a
+query is checked here too (`plausible_query`), and an SQL statement, code or an empty
+string is replaced by the user's question.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from grove.core.observe import task
+from pydantic import BaseModel
+
+from grove.store.db import transaction
+from grove.core.settings import get_settings
+from nodes.store.chat_history import ChatMessage
+from nodes.retrieval.lexical import share_found, term_set
+from nodes.retrieval.retrieve import Fragment
+
+
+@dataclass(frozen=True)
+class GateScore:
+    """A way to score a search's result; `higher_passes` says which side of the threshold passes."""
+
+    score: Callable[[str, Sequence[Fragment]], float]
+    higher_passes: bool
+    about: str
+
+
+def best_distance(question: str, fragments: Sequence[Fragment]) -> float:
+    """The nearest fragment's cosine distance to the query."""
+    return min(f.distance for f in fragments)
+
+
+def best_overlap(question: str, fragments: Sequence[Fragment]) -> float:
+    """The largest share of the question's content lemmas that one fragment holds."""
+    wanted = term_set(question)
+    return max(share_found(wanted, term_set(f.text)) for f in fragments)
+
+
+# The overlap is worth this much distance in `blend` (bench/search_gate.py measured the weight).
+BLEND_WEIGHT = 0.25
+
+
+def blend(question: str, fragments: Sequence[Fragment]) -> float:
+    """Cosine distance, lowered for a fragment that also shares the question's words."""
+    return min(f.distance - BLEND_WEIGHT * share_found(term_set(question), term_set(f.text)) for f in fragments)
+
+
+GATE_SCORES: dict[str, GateScore] = {
+    "distance": GateScore(best_distance, False, "best cosine distance ≤ threshold"),
+    "overlap": GateScore(best_overlap, True, "best share of question lemmas in one fragment ≥ threshold"),
+    "blend": GateScore(blend, False, f"min over fragments of distance − {BLEND_WEIGHT} × lemma share ≤ threshold"),
+}
+
+
+class GateDecision(BaseModel):
+    query: str
+    score: float | None = None
+    passed: bool = False
+    fragments: list[Fragment] = []
+
+
+def decide(question: str, query: str, fragments: list[Fragment], *, score_name: str | None = None,
+           threshold: float | None = None) -> GateDecision:
+    """Score the search's result; the fragments pass to the model when the score clears the threshold."""
+    settings = get_settings()
+    gate = GATE_SCORES[score_name or settings.search_gate_score]
+    limit = settings.search_gate_threshold if threshold is None else threshold
+    if not fragments:
+        return GateDecision(query=query)
+    value = gate.score(question, fragments)
+    passed = value >= limit if gate.higher_passes else value <= limit
+    return GateDecision(query=query, score=value, passed=passed, fragments=fragments)
+
+
+@task(name="user-has-documents", retries=2, retry_delay_seconds=1)
+def has_documents(owner_id: int) -> bool:
+    """Whether the user has anything indexed (no search, no gate, no source block otherwise)."""
+    with transaction() as conn:
+        row = conn.execute("select exists (select 1 from document_chunks where owner_id = %s and is_active)"
+                           " as found", (owner_id,)).fetchone()
+    return row is not None and bool(row["found"])
+
+
+_FOLLOWUP_START = re.compile(r"^\W*(а|и|ну|но|тогда|а если|а как|а что)\b", re.IGNORECASE)
+
+
+def search_query(question: str, history: Sequence[ChatMessage]) -> str:
+    """The question; a very short follow-up («А на Windows?») together with the question before it."""
+    previous = next((m.content for m in reversed(history) if m.role == "user"), None)
+    short = len(question.split()) <= get_settings().search_followup_words
+    asks = "?" in question or bool(_FOLLOWUP_START.search(question))
+    if previous and short and asks:
+        return f"{previous} {question}"
+    return question
+
+
+_SQL = re.compile(r"\b(select|insert|update|delete|drop|create|alter)\b.+\b(from|into|set|table|where)\b",
+                  re.IGNORECASE | re.DOTALL)
+_CODE = re.compile(r"[{};]|==|=>|\(\)|</?\w+>|^\s*(def|import|function|class)\b", re.MULTILINE)
+_CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
+
+
+def plausible_query(query: str | None, question: str) -> bool:
+    """A search a person would type: words, not SQL or code; Russian when the question is."""
+    if not isinstance(query, str) or len(term_set(query)) == 0:
+        return False
+    if _SQL.search(query) or _CODE.search(query):
+        return False
+    return not (_CYRILLIC.search(question) and not _CYRILLIC.search(query))
+
+
+def model_query(query: object, question: str) -> str:
+    """The model's query when it is a plausible search, otherwise the user's question."""
+    return query if isinstance(query, str) and plausible_query(query, question) else question
