@@ -39,7 +39,3 @@ def test_a_blank_picture_reads_as_nothing_and_a_non_image_fails() -> None:
     with pytest.raises(ValueError, match="tesseract failed"):
         ocr.image_text(b"this is not an image at all")
 
-
-def test_english_is_read_too_with_the_default_languages() -> None:
-    require(ocr_missing())
-    assert "Grafting apple trees" in ocr.image_text(page_image(["Grafting apple trees in spring"]))
