@@ -205,9 +205,6 @@ def test_a_png_named_like_a_pdf_is_read_as_a_picture(tmp_path: Path) -> None:
     assert detect(Upload.open(path, "report.pdf", "application/pdf")).name == "image"
 
 
-@pytest.mark.xfail(strict=True, reason="base.py:6-7 promises a text file named «notes» is read as text by its "
-                                       "content; formats._by_name only asks `looks_like` (HTML, FB2), so with no "
-                                       "MIME type it is refused as «неизвестный»")
 def test_a_text_file_without_an_extension_or_mime_type_is_read_as_text(tmp_path: Path) -> None:
     path = tmp_path / "notes"
     path.write_text("Берёзы сажают весной и поливают всё лето.\n", encoding="utf-8")

@@ -48,9 +48,6 @@ def test_chapter_blocks_keep_headings_and_read_a_nested_block_with_its_parent() 
                                       ("цитата", 0)]
 
 
-@pytest.mark.xfail(strict=True, reason="epub.py:26 parses a chapter with lxml's HTMLParser and no encoding: a UTF-8 "
-                                       "XHTML chapter without an XML declaration (EPUB's default encoding) is read "
-                                       "as Latin-1 mojibake")
 def test_a_utf8_chapter_without_an_xml_declaration_is_read_as_utf8() -> None:
     markup = '<html xmlns="http://www.w3.org/1999/xhtml"><body><p>Яблоню сажают осенью.</p></body></html>'
     assert chapter_blocks(markup.encode()) == [("Яблоню сажают осенью.", 0)]

@@ -79,8 +79,6 @@ def test_odt_is_claimed_by_its_mimetype_and_other_opendocuments_are_named(tmp_pa
         "Этот тип файла не поддерживается: документ OpenDocument (не текстовый).")
 
 
-@pytest.mark.xfail(strict=True, reason="odt.py:19 reads a cell with zipped.text_of, which joins the cell's paragraphs "
-                                       "with no space: «Май» and «Июнь» in one cell become «МайИюнь»")
 def test_the_paragraphs_of_one_table_cell_stay_separate_words(tmp_path: Path) -> None:
     body = ("<table:table><table:table-row><table:table-cell><text:p>Сроки</text:p></table:table-cell>"
             "<table:table-cell><text:p>Май</text:p><text:p>Июнь</text:p></table:table-cell>"

@@ -56,7 +56,10 @@ def _by_name(upload: Upload) -> Format | None:
         looks = next((f for f in FORMATS if f.looks_like is not None and f.looks_like(upload.head)), None)
         if looks is not None:
             return looks
-    return next((f for f in FORMATS if upload.mime in f.mime_types), None)
+    by_mime = next((f for f in FORMATS if upload.mime in f.mime_types), None)
+    if by_mime is not None or upload.ext:
+        return by_mime
+    return next((f for f in FORMATS if f.looks_like_last is not None and f.looks_like_last(upload.head)), None)
 
 
 def _zip_kind(upload: Upload) -> str:

@@ -3,8 +3,9 @@ format module registers, and the refusals and text helpers they all use.
 
 A format never decides alone whether a file is its own: `nodes.ingestion.formats.detect` asks the
 file's first bytes first (`Upload.signature`), then its extension, then — for a file with no
-extension — its content, then the MIME type Telegram reports, so a PNG named «report.pdf» is
-read as a picture and a text file named «notes» is still read as text.
+extension — its markup (HTML, FB2), then the MIME type Telegram reports, then whether it is
+text at all; so a PNG named «report.pdf» is read as a picture and a text file named «notes»
+is still read as text.
 """
 
 from __future__ import annotations
@@ -129,9 +130,10 @@ class Format:
     several formats share one (the zip formats, by their parts). `extensions` and
     `mime_types` claim files whose bytes carry no signature — for a format that has
     signatures, such a file is a broken one, refused with `broken`, unless the format is also
-    `plain`. `looks_like` tests
-    the first bytes of a file with no extension. `hint` names the format in the list of what
-    is supported (None: not listed), in `order`."""
+    `plain`. `looks_like` tests the first bytes of a file with no extension before its MIME
+    type; `looks_like_last` is weaker evidence (plain text), asked only when the MIME type
+    names no format. `hint` names the format in the list of what is supported (None: not
+    listed), in `order`."""
 
     name: str
     label: str
@@ -142,6 +144,7 @@ class Format:
     mime_types: frozenset[str] = frozenset()
     accepts: Callable[[Upload], bool] | None = None
     looks_like: Callable[[bytes], bool] | None = None
+    looks_like_last: Callable[[bytes], bool] | None = None
     hint: str | None = None
     order: float = 100.0
     broken_message: str | None = None

@@ -12,7 +12,14 @@ from lxml import etree
 from nodes.ingestion.formats.base import Blocks
 from nodes.ingestion.formats.zipped import NS, Parsed, first, has_mimetype, text_of, xml, zip_format
 
-_HTML_PARSER = etree.HTMLParser(no_network=True)
+_XML_DECLARED = re.compile(rb"""^\s*<\?xml[^>]*encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+
+
+def _parser(markup: bytes) -> etree.HTMLParser:
+    """An HTML parser told the chapter's encoding: the XML declaration's, else UTF-8 — XML's default,
+    which an EPUB chapter may leave undeclared (lxml's HTML parser would guess Latin-1)."""
+    declared = _XML_DECLARED.match(markup)
+    return etree.HTMLParser(no_network=True, encoding=declared.group(1).decode() if declared else "utf-8")
 _HEADING = re.compile(r"^h([1-6])$")
 _BLOCK_TAGS = {"p", "li", "pre", "blockquote", "dt", "dd", "td", "th", "figcaption"}
 
@@ -23,7 +30,7 @@ def _tag(element: etree._Element) -> str:
 
 def chapter_blocks(markup: bytes) -> Blocks:
     """Headings and text blocks of one XHTML chapter, in document order."""
-    root = etree.fromstring(markup, _HTML_PARSER)
+    root = etree.fromstring(markup, _parser(markup))
     if root is None:
         return []
     blocks: Blocks = []

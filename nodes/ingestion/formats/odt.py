@@ -5,8 +5,16 @@ from __future__ import annotations
 
 import zipfile
 
+from lxml import etree
+
 from nodes.ingestion.formats.base import Blocks
 from nodes.ingestion.formats.zipped import NS, Parsed, first, has_mimetype, text_of, xml, zip_format
+
+
+def _cell_text(cell: etree._Element) -> str:
+    """A table cell's paragraphs, one after another with a space («Май», «Июнь» → «Май Июнь»)."""
+    paragraphs = cell.findall(".//text:p", NS) + cell.findall(".//text:h", NS)
+    return " ".join(t for t in (text_of(p) for p in paragraphs) if t) if paragraphs else text_of(cell)
 
 
 def read(archive: zipfile.ZipFile) -> Parsed:
@@ -15,7 +23,7 @@ def read(archive: zipfile.ZipFile) -> Parsed:
     blocks: Blocks = []
     for element in body.iter(f"{{{NS['text']}}}h", f"{{{NS['text']}}}p", f"{{{NS['table']}}}table-row"):
         if element.tag.endswith("table-row"):
-            cells = [text_of(cell) for cell in element.findall("table:table-cell", NS)]
+            cells = [_cell_text(cell) for cell in element.findall("table:table-cell", NS)]
             if any(cells):
                 blocks.append((" | ".join(cells), 0))
             continue

@@ -219,6 +219,17 @@ def parse(upload: Upload) -> ExtractedDocument:
                              text=text, sections=sections, meta={"encoding": encoding})
 
 
-FORMAT = Format(name="text", label="текст", parse=parse, hint="TXT, MD", order=80,
+def looks_like_text(head: bytes) -> bool:
+    """A file with no extension is text when its first bytes decode as text, not binary junk."""
+    if not head.strip():
+        return False
+    try:
+        decode_text(head, "the file's first bytes")
+    except IngestError:
+        return False
+    return True
+
+
+FORMAT = Format(name="text", label="текст", parse=parse, hint="TXT, MD", order=80, looks_like_last=looks_like_text,
                 extensions=frozenset({".txt", ".text", *MARKDOWN_EXTENSIONS}),
                 mime_types=frozenset({"text/plain", *MARKDOWN_MIME_TYPES}))
