@@ -128,7 +128,8 @@ def test_the_block_names_only_the_pieces_that_back_the_answer() -> None:
         assert block == f"• {shown[1].source_label()}"
 
 
-def test_a_degenerate_draft_becomes_a_quote_of_the_pieces_with_their_source() -> None:
+def test_a_degenerate_draft_becomes_a_quote_of_the_pieces_with_their_source(env: Any) -> None:
+    env(GROVE_QUOTE_SELECTOR="ranked")  # the lexical selector: no embedding model in the fast lane
     shown = pieces(snippet)
     loop = "Полив полив полив. " * 60
     checked = pipeline.check(LLMReply(content=loop, finish_reason="length"), "Как часто поливать малину?", shown,
