@@ -36,7 +36,7 @@ def download_limit() -> int:
 
 
 @task(name="download-telegram-file", retries=2, retry_delay_seconds=[2, 6],
-      retry_condition_fn=lambda exc: not isinstance(exc, IngestError))
+      retry_condition_fn=lambda exc: not isinstance(exc, IngestError | ValueError))  # a refusal or a bad item: final
 def download_telegram_file(item: IngestItem) -> IngestItem:
     """The same item with `path` pointing at the downloaded bytes."""
     limit = download_limit()
