@@ -90,3 +90,11 @@ def test_an_attachment_that_is_not_media_is_not_taken_for_a_voice_note(stand_ins
         transcribe_question.fn(_attachment("photo"))
     assert caught.value.user_message == "Это не похоже на голосовое сообщение."
     assert stand_ins["downloads"] == []
+
+
+def test_the_length_limit_is_said_as_it_is_not_rounded_down() -> None:
+    from nodes.ingestion.voice_question import duration_text
+
+    assert duration_text(120) == "2 мин"
+    assert duration_text(90) == "1 мин 30 с"
+    assert duration_text(45) == "45 с"

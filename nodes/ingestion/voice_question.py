@@ -28,6 +28,13 @@ def spoken(attachments: list[Attachment]) -> Attachment | None:
     return next((a for a in attachments if a.kind in SPOKEN_KINDS), None)
 
 
+def duration_text(seconds: float) -> str:
+    """«2 мин», «1 мин 30 с», «45 с»: a limit as the user reads it, not rounded down to whole minutes."""
+    minutes, rest = divmod(int(seconds), 60)
+    parts = ([f"{minutes} мин"] if minutes else []) + ([f"{rest} с"] if rest or not minutes else [])
+    return " ".join(parts)
+
+
 @task(name="transcribe-voice-question")
 def transcribe_question(attachment: Attachment) -> str:
     """The spoken question as plain text. Raises IngestError with a Russian message for the user."""
@@ -36,7 +43,7 @@ def transcribe_question(attachment: Attachment) -> str:
 
     limit = get_settings().voice_question_max_seconds
     if attachment.duration is not None and attachment.duration > limit:
-        raise IngestError(f"Голосовой вопрос длиннее {limit // 60:.0f} мин. Задайте его короче или текстом; "
+        raise IngestError(f"Голосовой вопрос длиннее {duration_text(limit)}. Задайте его короче или текстом; "
                           "длинные записи можно добавить в базу в режиме «База».",
                           f"voice question of {attachment.duration} s > {limit} s")
     item = next((i for i in classify_message(None, [attachment]) if i.kind == "media"), None)

@@ -97,3 +97,10 @@ def test_epub_is_claimed_by_its_mimetype_part_not_its_name(tmp_path: Path) -> No
     odt_like = _epub(tmp_path / "fake.epub", {"c.xhtml": "<p>x</p>"}, spine=["c"],
                      mimetype="application/vnd.oasis.opendocument.text")
     assert not FORMAT.claims(Upload.open(odt_like, "fake.epub", None))
+
+
+def test_text_written_straight_into_a_div_is_kept() -> None:
+    markup = ("<html><body><h1>Глава 2</h1><div>Малину подвязывают к шпалере весной.</div>"
+              "<div><p>Абзац в своём блоке.</p></div></body></html>").encode()
+    assert chapter_blocks(markup) == [("Глава 2", 1), ("Малину подвязывают к шпалере весной.", 0),
+                                      ("Абзац в своём блоке.", 0)]

@@ -28,6 +28,13 @@ def _tag(element: etree._Element) -> str:
     return element.tag.rsplit("}", 1)[-1].lower() if isinstance(element.tag, str) else ""
 
 
+def _bare_div(element: etree._Element, tag: str) -> bool:
+    """A <div> holding text but no paragraph or heading of its own (some EPUBs write a chapter so):
+    read as one block, or its text would be lost."""
+    return tag == "div" and not any(_tag(d) in _BLOCK_TAGS or _HEADING.match(_tag(d)) or _tag(d) == "div"
+                                    for d in element.iterdescendants())
+
+
 def chapter_blocks(markup: bytes) -> Blocks:
     """Headings and text blocks of one XHTML chapter, in document order."""
     root = etree.fromstring(markup, _parser(markup))
@@ -37,7 +44,7 @@ def chapter_blocks(markup: bytes) -> Blocks:
     for element in root.iter():
         tag = _tag(element)
         heading = _HEADING.match(tag)
-        if heading or tag in _BLOCK_TAGS:
+        if heading or tag in _BLOCK_TAGS or _bare_div(element, tag):
             # a block inside another block (a <p> in an <li>) is read with its parent
             if any(_tag(a) in _BLOCK_TAGS for a in element.iterancestors()):
                 continue
