@@ -192,7 +192,7 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
     messages, shown = local_messages(question, history, policy, fragments)
     with beneath(evidence(question, shown)):  # shown while the model reads and writes
         reply, policy = pipeline.draft(ask, messages, policy, lambda p: local_system_prompt(p, shown),
-                              decoding=answer_decoding())
+                                       decoding=answer_decoding())
     return _Draft(reply=reply, fragments=shown, query=gate.query if gate else None, searched=gate is not None,
                   gate=gate, policy=policy)
 
@@ -299,7 +299,7 @@ def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
     policy = draft.policy or policy
     settings = get_settings()
     checked = pipeline.check(draft.reply, question, draft.fragments, searched=draft.searched,
-                    max_chars=settings.local_answer_max_chars if local else None)
+                             max_chars=settings.local_answer_max_chars if local else None)
     if local and settings.local_answer_quote and checked.accepted and draft.fragments:
         checked = quoted(checked, question, [f.text for f in draft.fragments],
                          whole=settings.local_answer_context == "passages")

@@ -82,7 +82,7 @@ def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
     if said:
         text = f"{said}\n\n{text}"
     return [Reply(chat_id=update.chat_id, text=text, buttons=getattr(answer, "buttons", []),
-                              markdown=not answer.failed, replaces_message_id=draft.message_id if draft else None)]
+                  markdown=not answer.failed, replaces_message_id=draft.message_id if draft else None)]
 
 
 def offer_indexing(update: IncomingUpdate) -> list[Reply]:
@@ -94,7 +94,7 @@ def offer_indexing(update: IncomingUpdate) -> list[Reply]:
     token = confirmations.issue("index_offer", update.user_id, update.chat_id,
                                 {"items": [item.model_dump(mode="json") for item in items]})
     return [Reply(chat_id=update.chat_id, text=texts.index_offer([_label(i) for i in items]),
-                              buttons=texts.index_offer_buttons(token))]
+                  buttons=texts.index_offer_buttons(token))]
 
 
 def index_offer(update: IncomingUpdate) -> list[Reply]:
@@ -185,7 +185,7 @@ def clean_base(update: IncomingUpdate) -> list[Reply]:
     if not data:
         token = confirmations.issue("clean_base", update.user_id, update.chat_id)
         return [Reply(chat_id=update.chat_id, text=texts.CLEAN_BASE_CONFIRM,
-                                  buttons=texts.clean_base_buttons(token))]
+                      buttons=texts.clean_base_buttons(token))]
     _, answer, token = (data.split(":", 2) + ["", ""])[:3]
     verdict = confirmations.use(token, "clean_base", update.user_id, update.chat_id) if token else "unknown"
     if verdict != "ok":

@@ -64,7 +64,7 @@ def moderation(update: IncomingUpdate) -> list[Reply]:
             if review.done:
                 return [Reply(chat_id=chat, text=texts.MODERATION_EDIT_PROMPT.format(id=item_id))]
             return [Reply(chat_id=chat, text=_outcome(review, "")),
-                        item_reply(chat, next_pending(update.user_id))]
+                    item_reply(chat, next_pending(update.user_id))]
         if action == "approve":
             done = _outcome(approve(item_id, update.user_id), texts.MODERATION_APPROVED)
         elif action == "reject":
