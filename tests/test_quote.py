@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.answering.quote import (MAX_QUOTED_ANSWER_CHARS, NEAREST_LEAD, QUOTE_LEAD, SELECTORS, Choice, choose,
-                         select_quote, with_quote)
+from nodes.answering.quote import (MAX_QUOTED_ANSWER_CHARS, MIN_QUOTE_CHARS, NEAREST_LEAD, QUOTE_LEAD,
+                                   SELECTORS, Choice, choose, select_quote, shortened, with_quote)
 
 SPRING = "Ремонтантную малину весной подкармливают азотом: 15 г мочевины на квадратный метр."
 SUMMER = "Летом малине нужен калий и фосфор, азот после июля не вносят."
@@ -73,6 +73,21 @@ def test_a_long_answer_leaves_its_quote_less_room() -> None:
     draft = "Осенью малину срезают. " * 40  # 920 characters
     found = with_quote(draft.strip(), "Когда срезать малину?", [passage], selector="answer-backed")
     assert len(found.text) <= MAX_QUOTED_ANSWER_CHARS and found.text.endswith("…»") and found.used == [1]
+
+
+def test_an_answer_too_long_for_its_quote_gives_way_whole_sentences_at_a_time() -> None:
+    draft = " ".join(f"Шаг {n}: возьмите острый секатор и работайте в перчатках." for n in range(1, 31))  # ~1,700 chars
+    found = with_quote(draft, "Когда срезать малину?", [AUTUMN], selector="answer-backed")
+    answer, _, quote = found.text.partition(f"\n\n{QUOTE_LEAD}\n")
+    assert len(found.text) <= MAX_QUOTED_ANSWER_CHARS and quote == f"«{AUTUMN}»"
+    assert draft.startswith(answer) and answer.endswith("в перчатках.")  # the first sentences, each whole
+    assert len(answer) >= MAX_QUOTED_ANSWER_CHARS - MIN_QUOTE_CHARS - 60  # only as much as the quote needs
+
+
+def test_shortened_keeps_whole_sentences_or_the_first_words() -> None:
+    assert shortened(SPRING, 1000) == SPRING
+    assert shortened(f"{SUMMER} {AUTUMN}", len(SUMMER) + 5) == SUMMER
+    assert shortened(SPRING, 30) == "Ремонтантную малину весной …"  # not one sentence fits
 
 
 def test_a_refusal_gets_the_passage_nearest_the_question_instead() -> None:

@@ -229,6 +229,15 @@ def unsaid(quote: Quote, answer: str) -> Quote | None:
     return replace(quote, text=" ".join(kept)) if kept else None
 
 
+def shortened(text: str, limit: int) -> str:
+    """The text's whole sentences (a list's items are sentences too) up to `limit` characters; the text
+    itself when it fits, its first words when not even one sentence does."""
+    if len(text) <= limit:
+        return text
+    ends = [span.end for span in sentences(text) if span.end <= limit]
+    return text[:ends[-1]].rstrip() if ends else clip(text, limit)
+
+
 def passages_text(quotes: Sequence[Quote], lead: str = QUOTE_LEAD) -> str:
     """Quotes as the user reads them: the lead, then each passage in «», one a line."""
     return lead + "\n" + "\n".join(f"«{q.text}»" for q in quotes)
@@ -255,6 +264,8 @@ def with_quote(answer: str, question: str, fragments: Sequence[str], selector: s
     quotes = list(chosen) or choose(question, fragments, None if refusal else answer, how, similarity)[:how.beside_answer]
     said: list[int] = []  # passages the answer already says: not shown again, but they back it
     if not refusal:
+        if quotes:  # a long answer gives way, whole sentences at a time, so a quote still fits the screen
+            answer = shortened(answer, MAX_QUOTED_ANSWER_CHARS - MIN_QUOTE_CHARS - len(f"\n\n{QUOTE_LEAD}\n«»"))
         rest = [(q, unsaid(q, answer)) for q in quotes]
         said = [q.fragment for q, left in rest if left is None or already_said(left, answer)]
         quotes = [left for _, left in rest if left is not None and not already_said(left, answer)]
