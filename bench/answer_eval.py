@@ -162,6 +162,7 @@ class Verdict:
     searched: bool
     passed: bool | None
     fallback: bool
+    near: bool = False  # the gate's near band: the nearest passages, no model answer
     first_words: float | None = None
     model_words: float | None = None
 
@@ -218,7 +219,7 @@ def judge(answer: dict[str, Any], question: Question, evalset: EvalSet, referee:
                    no_loop=not loops(body), short=len(body.strip()) <= MAX_CHARS, seconds=answer["seconds"],
                    first_words=answer.get("first_words"), model_words=answer.get("model_words"),
                    searched=bool(answer.get("tool_called")), passed=answer.get("gate_passed"),
-                   fallback=bool(answer.get("fallback")))
+                   fallback=bool(answer.get("fallback")), near=bool(answer.get("gate_near")))
 
 
 # --------------------------------------------------------------------------- running
@@ -323,20 +324,21 @@ def main() -> None:
 
 def report(names: list[str], ids: list[str], verdicts: dict[str, dict[str, Verdict]]) -> None:
     print("\nPer question: R russian, F fact, C cited, L no loop, S short (· = failed); seconds; "
-          "g gate passed / x searched, gate shut / - not searched; * fallback\n")
+          "g gate passed / n near band (nearest passages, no model) / x searched, gate shut / - not searched; "
+          "* fallback\n")
     print("| question | " + " | ".join(names) + " |")
     print("|---|" + "---|" * len(names))
     for qid in ids:
         cells = []
         for name in names:
             v = verdicts[name][qid]
-            gate = "g" if v.passed else "x" if v.searched else "-"
+            gate = "g" if v.passed else "n" if v.near else "x" if v.searched else "-"
             cells.append(f"{v.flags()} {v.seconds:.0f}s {gate}{'*' if v.fallback else ''}")
         print(f"| {qid} | " + " | ".join(cells) + " |")
     print("\n| configuration | correct and cited | russian | fact | cited | no loop | short | "
           "s/answer median | p90 | first words median | p90 | model's words median | searched | gate passed | "
-          "fallback |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "near band | fallback |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in names:
         found = list(verdicts[name].values())
         n = len(found)
@@ -352,7 +354,7 @@ def report(names: list[str], ids: list[str], verdicts: dict[str, dict[str, Verdi
               f"{statistics.median(seconds):.0f} | {seconds[int(0.9 * (n - 1))]:.0f} | "
               f"{statistics.median(shown):.1f} | {shown[int(0.9 * (len(shown) - 1))]:.1f} | "
               f"{statistics.median(written):.1f} | {rate('searched'):.0%} | "
-              f"{rate('passed'):.0%} | {rate('fallback'):.0%} |")
+              f"{rate('passed'):.0%} | {rate('near'):.0%} | {rate('fallback'):.0%} |")
 
 
 if __name__ == "__main__":

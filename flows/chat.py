@@ -7,7 +7,8 @@ plausible search (SQL, code, empty) is replaced by the user's question.
 
 The small local model does not choose: when the user has documents, the question is
 searched and its fragments are given to the model when the search gate passes
-(`nodes/retrieval/search_gate.py`); otherwise it answers without fragments and without sources.
+(`nodes/retrieval/search_gate.py`); in the gate's near band the nearest passages are shown with
+their sources and no model answer; otherwise it answers without fragments and without sources.
 
 Every draft is then checked (`nodes/answering/answer_check.py`): a degenerate one is replaced by
 an extractive answer quoting the fragments (or an honest «не нашёл»), and the
@@ -28,7 +29,7 @@ from pydantic import BaseModel, Field
 import prompts
 from flows.rag_query import rag_db_query
 from grove.core.settings import get_settings
-from nodes.answering.answer_check import CheckedAnswer, is_refusal
+from nodes.answering.answer_check import NOT_FOUND, CheckedAnswer, is_refusal
 from nodes.answering import answer_pipeline as pipeline
 from nodes.answering.answer_prompt import TEMPLATE, AnswerContext, Style, parts, render
 from nodes.store.chat_history import NO_ANSWER_MARK, ChatMessage, load_history, store_pair
@@ -67,6 +68,7 @@ class ChatAnswer(BaseModel):
     tool_query: str | None = None
     gate_score: float | None = Field(default=None, description="the local search gate's score, when searched")
     gate_passed: bool | None = Field(default=None, description="None: no gate (remote model, or no documents)")
+    gate_near: bool = Field(default=False, description="the gate's near band: the nearest passages were shown")
     degenerate: list[str] = Field(default_factory=list, description="checks the model's draft failed")
     fallback: bool = Field(default=False, description="the draft was replaced (extractive answer or «не нашёл»)")
     quoted: bool = Field(default=False, description="the passage backing the answer is quoted after it")
@@ -84,6 +86,8 @@ class _Draft(BaseModel):
     gate: GateDecision | None = None
     policy: TurnPolicy | None = Field(default=None, description="the turn's policy as the draft left it "
                                       "(a regenerated repeat adds its signal and guard)")
+    nearest: CheckedAnswer | None = Field(default=None, description="the nearest passages, shown instead of "
+                                          "a model answer (the gate's near band)")
 
 
 def system_prompt(policy: TurnPolicy) -> str:
@@ -185,6 +189,10 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
     if has_documents(user_id):
         query = search_query(question, history)
         gate = decide(query, query, rag_db_query(query, user_id))
+        if gate.near:  # close to the question, not close enough to answer from: shown as the nearest
+            shown = gate.fragments[:get_settings().local_answer_fragments]
+            return _Draft(reply=LLMReply(), fragments=shown, query=gate.query, searched=True, gate=gate,
+                          policy=policy, nearest=nearest_passages(question, shown))
         if gate.passed:
             fragments = gate.fragments[:get_settings().local_answer_fragments]
             if get_settings().local_answer_context == "passages":
@@ -195,6 +203,14 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
                                        decoding=answer_decoding())
     return _Draft(reply=reply, fragments=shown, query=gate.query if gate else None, searched=gate is not None,
                   gate=gate, policy=policy)
+
+
+def nearest_passages(question: str, fragments: list[Fragment]) -> CheckedAnswer:
+    """The passages of the fragments nearest the question, said to be the nearest, with their sources."""
+    found = with_quote("", question, [f.text for f in fragments], refusal=True)
+    if not found.quoted:
+        return CheckedAnswer(text=NOT_FOUND, fallback=True)
+    return CheckedAnswer(text=found.text, used=found.used, quoted=True)
 
 
 def evidence(question: str, fragments: list[Fragment]) -> str:
@@ -260,19 +276,20 @@ def planned_answer(question: str, user_id: int, session_id: str, history: list[C
         return None
     run = complex_query(question, user_id, outcome.plan, history)
     policy.signals.append(Signal(name=f"plan:{analysis.kind}"))
-    checked = pipeline.check(run.text, question, run.fragments)
+    checked = (local_checked(run.text, question, run.fragments) if current_endpoint().is_local
+               else pipeline.check(run.text, question, run.fragments))
     text = pipeline.compose(checked, run.fragments)
     store_pair(user_id, session_id, question, text)
     record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards,
                 {"plan_steps": len(run.steps), "adaptations": len(run.adaptations),
                  "max_prompt_tokens": run.max_prompt_tokens, "fragments": len(run.fragments),
-                 "degenerate": checked.degenerate})
+                 "degenerate": checked.degenerate, "quoted": checked.quoted})
     report_turn("chat", user_id, policy.signal_names, policy.guards,
                 [f"plan: {len(run.steps)} steps, {len(run.adaptations)} adaptations",
                  f"largest step prompt: {run.max_prompt_tokens} tokens", f"fragments: {len(run.fragments)}"])
     return ChatAnswer(text=text, fragments=run.fragments, tool_called=True, tool_query=None,
                       signals=policy.signal_names, guards=policy.guards, degenerate=checked.degenerate,
-                      fallback=checked.fallback)
+                      fallback=checked.fallback, quoted=checked.quoted)
 
 
 @flow(name="chat", flow_run_name="chat-user{user_id}")
@@ -298,33 +315,53 @@ def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
                           guards=policy.guards)
     policy = draft.policy or policy
     settings = get_settings()
-    checked = pipeline.check(draft.reply, question, draft.fragments, searched=draft.searched,
-                             max_chars=settings.local_answer_max_chars if local else None)
-    if local and settings.local_answer_quote and checked.accepted and draft.fragments:
-        checked = quoted(checked, question, [f.text for f in draft.fragments],
-                         whole=settings.local_answer_context == "passages")
+    if draft.nearest is not None:
+        checked = draft.nearest
+    elif local:
+        checked = local_checked(draft.reply, question, draft.fragments, searched=draft.searched,
+                                whole=settings.local_answer_context == "passages")
+    else:
+        checked = pipeline.check(draft.reply, question, draft.fragments, searched=draft.searched)
     text = pipeline.compose(checked, draft.fragments)
     gate = draft.gate
     store_pair(user_id, session_id, question, text)
     record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards,
                 {"tool_called": draft.query is not None, "fragments": len(draft.fragments),
                  "gate_score": gate.score if gate else None, "gate_passed": gate.passed if gate else None,
+                 "gate_near": bool(gate and gate.near),
                  "degenerate": checked.degenerate, "quoted": checked.quoted,
                  "citations_moved": checked.citations_moved,
                  "citations_dropped": checked.citations_dropped})
     report_turn("chat", user_id, policy.signal_names, policy.guards,
                 [f"search: {draft.query!r}" if draft.query else "no search",
-                 f"gate: {gate.score:.3f} → {'passed' if gate.passed else 'closed'}" if gate and gate.score is not None
+                 f"gate: {gate.score:.3f} → {gate_outcome(gate)}" if gate and gate.score is not None
                  else "gate: —",
                  f"fragments shown: {len(draft.fragments)}",
                  f"draft failed: {', '.join(checked.degenerate)} → fallback" if checked.fallback
+                 else "no draft: the nearest passages" if draft.nearest
                  else "draft accepted" + (", backing passage quoted" if checked.quoted else ""),
                  f"citations moved {checked.citations_moved}, dropped {checked.citations_dropped}"])
     return ChatAnswer(text=text, fragments=draft.fragments, tool_called=draft.query is not None,
                       tool_query=draft.query, gate_score=gate.score if gate else None,
-                      gate_passed=gate.passed if gate else None, degenerate=checked.degenerate,
+                      gate_passed=gate.passed if gate else None, gate_near=bool(gate and gate.near),
+                      degenerate=checked.degenerate,
                       fallback=checked.fallback, quoted=checked.quoted, signals=policy.signal_names,
                       guards=policy.guards)
+
+
+def local_checked(reply: LLMReply | str, question: str, fragments: list[Fragment], *, searched: bool = True,
+                  whole: bool = False) -> CheckedAnswer:
+    """A local model's draft checked (its length too), then the passage that backs it quoted — for a
+    plan's synthesis as for one answer: a small model's long or vague draft is not shown alone."""
+    settings = get_settings()
+    checked = pipeline.check(reply, question, fragments, searched=searched, max_chars=settings.local_answer_max_chars)
+    if settings.local_answer_quote and checked.accepted and fragments:
+        checked = quoted(checked, question, [f.text for f in fragments], whole=whole)
+    return checked
+
+
+def gate_outcome(gate: GateDecision) -> str:
+    return "passed" if gate.passed else "near: the nearest passages, no model answer" if gate.near else "closed"
 
 
 def quoted(checked: CheckedAnswer, question: str, fragments: list[str], *, whole: bool = False) -> CheckedAnswer:

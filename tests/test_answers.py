@@ -10,6 +10,7 @@ and what reached the moderation queue.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -109,6 +110,23 @@ def test_a_question_the_documents_do_not_answer_gets_no_fragments(
     assert answer.tool_called and answer.gate_passed is False  # searched, but the gate stayed shut
     assert all(fact not in system_of(request) for fact in RASPBERRY)
     assert answer.fragments == [] and answer.text == "Столица Франции — Париж."  # no source block
+
+
+def test_a_question_in_the_near_band_gets_the_nearest_passages_and_no_model_answer(
+        store: str, local: ScriptedLLM, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
+    index(user_id, "малина.pdf", RASPBERRY)
+    env(GROVE_SEARCH_GATE_THRESHOLD="0.0", GROVE_SEARCH_GATE_NEAR="0.99")  # anything found is only near
+    answer = ask_chat(SPRING, user_id)
+    assert local.requests == []  # a small model's general answer is not what a near miss gets
+    assert answer.tool_called and answer.gate_passed is False and answer.gate_near
+    body = answer.text.partition("Информация взята из:")[0]
+    assert body.startswith(NEAREST_LEAD) and f"«{RASPBERRY[0]}" in body
+    assert re.search(r"малина\.pdf, с\. 1\b", sources(answer.text)) and not answer.fallback
+    env(GROVE_SEARCH_GATE_NEAR="0.0")  # the band turned off: the gate is shut, the model answers alone
+    local.script(text("Подкормите малину комплексным удобрением."))
+    answer = ask_chat(SPRING, user_id)
+    assert len(local.requests) == 1 and not answer.gate_near and answer.fragments == []
+    assert answer.text == "Подкормите малину комплексным удобрением."
 
 
 def test_a_user_without_documents_is_not_searched(store: str, local: ScriptedLLM, user_id: int) -> None:
@@ -370,3 +388,37 @@ def test_a_refusal_over_passing_fragments_shows_the_nearest_passage_as_the_neare
     assert answer.gate_passed and answer.quoted
     assert body.startswith(NEAREST_LEAD) and "не сказано" not in body  # not «not said» above a quote
     assert f"«{RASPBERRY[2]}»" in body and re.search(r"малина\.pdf, с\. 3\b", block)
+
+
+# --------------------------------------------------------------------------- a plan's answer, local model
+
+PLAN = json.dumps({"steps": [
+    {"id": "s1", "action": "search", "params": {"query": "подкормка малины весной"}, "depends_on": []},
+    {"id": "final", "action": "synthesize", "params": {}, "depends_on": ["s1"]}]}, ensure_ascii=False)
+
+
+def planner(synthesis: str):  # type: ignore[no-untyped-def]
+    """Scripted local model: the question's kind, the plan, then the synthesis."""
+    def answer(body: dict[str, Any]) -> Response:
+        system = body["messages"][0]["content"]
+        if system.startswith("Определи тип вопроса"):
+            return text("diagnostic")(body)
+        return text(PLAN if system.startswith("Составь план") else synthesis)(body)
+    return answer
+
+
+def test_a_local_plans_answer_is_checked_and_quoted_like_any_local_answer(
+        store: str, local: ScriptedLLM, user_id: int) -> None:
+    index(user_id, "малина.pdf", RASPBERRY)
+    question = "Почему малина не растёт весной и чем её подкормить?"
+    local.default = planner("Весной малину подкармливают азотом [1].")
+    answer = ask_chat(question, user_id)
+    assert "plan:diagnostic" in answer.signals and answer.quoted and not answer.fallback
+    body = answer.text.partition("Информация взята из:")[0]
+    assert body.startswith("Весной малину подкармливают азотом") and f"{QUOTE_LEAD}\n«{RASPBERRY[0]}" in body
+    assert "малина.pdf, с. 1" in sources(answer.text)
+    # A synthesis that runs on and on, copying its materials, is not shown: the passages are.
+    local.default = planner("Весной малину подкармливают. " + "(pdf: малина.pdf, с. 1): " + RASPBERRY[0] * 30)
+    answer = ask_chat(question, user_id)
+    assert answer.fallback and "too_long" in answer.degenerate
+    assert answer.text.startswith(EXTRACT_LEAD) and "малина.pdf, с. 1" in sources(answer.text)

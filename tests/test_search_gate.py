@@ -65,9 +65,23 @@ def test_the_gate_passes_on_its_score(score: str, threshold: float, passed: bool
     assert decision.fragments == FOUND  # kept either way, for the decision's record
 
 
+@pytest.mark.parametrize(("score", "threshold", "near", "passed", "in_band"), [
+    ("distance", 0.30, 0.40, True, False),  # passed is never near
+    ("distance", 0.25, 0.30, False, True),  # past the threshold, within the edge (the edge itself counts)
+    ("distance", 0.25, 0.29, False, False),  # past both: shut
+    ("distance", 0.25, 0.25, False, False),  # the edge at the threshold: no band
+    ("overlap", 0.7, 0.6, False, True),  # a score where higher passes: the band lies below
+    ("overlap", 0.7, 0.8, False, False),  # an edge on the wrong side turns the band off
+])
+def test_the_near_band_lies_between_the_threshold_and_its_edge(
+        score: str, threshold: float, near: float, passed: bool, in_band: bool) -> None:
+    decision = decide(SPRING, SPRING, FOUND, score_name=score, threshold=threshold, near=near)
+    assert decision.passed is passed and decision.near is in_band
+
+
 def test_nothing_found_never_passes() -> None:
-    decision = decide(SPRING, SPRING, [], score_name="overlap", threshold=0.0)
-    assert not decision.passed and decision.score is None and decision.fragments == []
+    decision = decide(SPRING, SPRING, [], score_name="overlap", threshold=0.0, near=0.0)
+    assert not decision.passed and not decision.near and decision.score is None and decision.fragments == []
 
 
 def test_the_gate_reads_its_settings_when_not_told(env) -> None:  # type: ignore[no-untyped-def]
@@ -76,6 +90,8 @@ def test_the_gate_reads_its_settings_when_not_told(env) -> None:  # type: ignore
     assert decision.passed and decision.score == pytest.approx(2 / 3)
     env(GROVE_SEARCH_GATE_THRESHOLD="0.8")
     assert not decide(SPRING, SPRING, FOUND).passed
+    env(GROVE_SEARCH_GATE_SCORE="distance", GROVE_SEARCH_GATE_THRESHOLD="0.2", GROVE_SEARCH_GATE_NEAR="0.35")
+    assert decide(SPRING, SPRING, FOUND).near  # best distance 0.30
 
 
 @pytest.mark.parametrize("query", [

@@ -167,6 +167,15 @@ class AnsweringSettings(BaseModel):
             "(own questions passing − other questions passing) over three sets in bench/search_gate.py."
         ),
     )
+    search_gate_near: float = Field(
+        default=0.625,
+        description=(
+            "The near band's edge: a score past the threshold but within this shows the nearest passages "
+            "with their sources, said to be the nearest, and no model answer (set it to the threshold to "
+            "turn the band off). No small talk or general question passed it on any store of "
+            "bench/search_gate.py; 94–100 % of each set's own questions do."
+        ),
+    )
     search_followup_words: int = Field(
         default=4, description="A follow-up question this short is searched together with the previous question."
     )

@@ -70,20 +70,35 @@ class GateDecision(BaseModel):
     query: str
     score: float | None = None
     passed: bool = False
+    near: bool = False  # not passed, but within the near band: the nearest passages are shown, no model answer
     fragments: list[Fragment] = []
 
 
 def decide(question: str, query: str, fragments: list[Fragment], *, score_name: str | None = None,
-           threshold: float | None = None) -> GateDecision:
-    """Score the search's result; the fragments pass to the model when the score clears the threshold."""
+           threshold: float | None = None, near: float | None = None) -> GateDecision:
+    """Score the search's result; the fragments pass to the model when the score clears the threshold,
+    and are `near` when it clears only the near band's edge.
+
+    The two mistakes cost differently. A question the documents answer, shut out, is answered by a
+    small model from general knowledge — wrongly, with no source. A question they do not answer,
+    let through as near, gets the passages nearest to it, said to be only the nearest: honest, and
+    the user sees at once what the base holds. So between the threshold (the balance of the two
+    error rates) and the near edge (below which no small talk or general question was seen on any
+    store) the passages are shown without a model answer (bench/search_gate.py)."""
     settings = get_settings()
     gate = GATE_SCORES[score_name or settings.search_gate_score]
     limit = settings.search_gate_threshold if threshold is None else threshold
+    edge = settings.search_gate_near if near is None else near
     if not fragments:
         return GateDecision(query=query)
     value = gate.score(question, fragments)
-    passed = value >= limit if gate.higher_passes else value <= limit
-    return GateDecision(query=query, score=value, passed=passed, fragments=fragments)
+
+    def clears(bound: float) -> bool:
+        return value >= bound if gate.higher_passes else value <= bound
+
+    passed = clears(limit)
+    return GateDecision(query=query, score=value, passed=passed, near=not passed and clears(edge),
+                        fragments=fragments)
 
 
 @task(name="user-has-documents", retries=2, retry_delay_seconds=1)
