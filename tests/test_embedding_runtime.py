@@ -140,6 +140,10 @@ def test_the_export_is_whole_and_every_transformer_linear_layer_is_int8(tiny_mod
     assert [o.name for o in graph.output] == ["token_embeddings", onnx_encoder.SENTENCE_OUTPUT]
     head = [n for n in graph.node if n.op_type == "MatMul" and n.input[1].startswith("head_w")]
     assert len(head) == 1 and weights[head[0].input[1]] == (32, 16)
+    for name in ("model.onnx", "model_int8.onnx"):  # every RMSNorm is one node: 2 layers × 6 norms + the last
+        nodes = onnx.load(str(exported / name), load_external_data=False).graph.node
+        assert sum(n.op_type == "SimplifiedLayerNormalization" for n in nodes) == 2 * 6 + 1, name
+        assert not [n for n in nodes if n.op_type in {"Pow", "Sqrt", "Reciprocal"}], name
 
 
 def test_smoothing_keeps_the_function_and_flattens_the_down_projections_inputs(tiny_model: Path) -> None:
