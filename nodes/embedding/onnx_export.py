@@ -84,11 +84,15 @@ def _fuse_norms(path: Path) -> int:
     from onnxruntime.transformers.onnx_model import OnnxModel
 
     model = OnnxModel(onnx.load(str(path), load_external_data=False))  # the weights stay in their file
-    before = sum(node.op_type == "SimplifiedLayerNormalization" for node in model.nodes())
+
+    def fused() -> int:
+        return sum(1 for node in model.nodes() if node.op_type == "SimplifiedLayerNormalization")
+
+    before = fused()
     FusionSimplifiedLayerNormalization(model).apply()
     model.prune_graph(allow_remove_graph_inputs=False)
     onnx.save(model.model, str(path))
-    return sum(node.op_type == "SimplifiedLayerNormalization" for node in model.nodes()) - before
+    return fused() - before
 
 
 @dataclass(frozen=True)
