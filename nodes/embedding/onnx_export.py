@@ -15,7 +15,8 @@ An export folder holds:
   output rows, so the fp32 model computes the same function (SmoothQuant; peaks measured on
   `nodes/embedding/calibration.py`). A model without such an MLP keeps its down projections in fp32.
   The head stays fp32;
-* in both, each RMSNorm's elementwise chain fused into one ``SimplifiedLayerNormalization`` node;
+* in both, the norms, rotary embeddings and grouped attention rewritten as fewer, larger nodes
+  computing the same function (`nodes/embedding/onnx_rewrites.py`);
 * ``export.json`` — what the export was made from;
 * ``tokenizer/`` — the model's tokenizer, so the runtime never loads the PyTorch model.
 
@@ -37,9 +38,13 @@ from typing import Any, cast
 
 import numpy as np
 
+from nodes.embedding.onnx_rewrites import Shape, rewrite
+
+log = logging.getLogger(__name__)
+
 __all__ = ["EXPORT_VERSION", "FILES", "SENTENCE_OUTPUT", "OnnxExportError", "build", "fingerprint"]
 
-EXPORT_VERSION = 5
+EXPORT_VERSION = 6
 """Bumped when the export's layout changes; an older export is made again."""
 
 FILES = {"fp32": "model.onnx", "int8": "model_int8.onnx"}
@@ -67,26 +72,13 @@ def build(source: Path, work: Path) -> None:
     """Every file of an export of the sentence-transformers model at ``source``, written into ``work``."""
     head = _export(source, work)
     _quantize(work / FILES["fp32"], work / FILES["int8"])
+    meta = json.loads((work / "export.json").read_text())
+    shape = Shape(heads=meta["heads"], kv_heads=meta["kv_heads"], head_dim=meta["head_dim"],
+                  max_positions=meta["max_seq_length"])
     for name in FILES.values():
-        _fuse_norms(work / name)
+        counts = rewrite(work / name, shape)
+        log.info("ONNX export %s: fused %s", name, ", ".join(f"{n} {kind}" for kind, n in counts.items()))
         _append_head(work / name, head)
-
-
-def _fuse_norms(path: Path) -> None:
-    """Each RMSNorm's seven elementwise nodes (Pow, ReduceMean, Add, Sqrt, Reciprocal, Mul, Mul) as one
-    ``SimplifiedLayerNormalization``.
-
-    A query is ~20 tokens, so its time goes to running ~2,400 small nodes more than to arithmetic;
-    the 145 norms of EmbeddingGemma were a third of them (bench/embedding_runtime.py). The fused
-    kernel computes the same values (fp32 cosine to the unfused graph 0.999999)."""
-    import onnx
-    from onnxruntime.transformers.fusion_simplified_layernorm import FusionSimplifiedLayerNormalization
-    from onnxruntime.transformers.onnx_model import OnnxModel
-
-    model = OnnxModel(onnx.load(str(path), load_external_data=False))  # the weights stay in their file
-    FusionSimplifiedLayerNormalization(model).apply()
-    model.prune_graph(allow_remove_graph_inputs=False)
-    onnx.save(model.model, str(path))
 
 
 @dataclass(frozen=True)
@@ -152,7 +144,8 @@ def _export(source: Path, work: Path) -> Head:
         )
     assert program is not None  # the dynamo exporter returns its program
     program.save(str(work / FILES["fp32"]), external_data=True)
-    config = auto_model.config
+    config: Any = auto_model.config
+    heads = int(config.num_attention_heads)
     dim = (getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension)()
     if dim is None:  # the TypeError int(None) gave, with the model named
         raise TypeError(f"{source} reports no embedding dimension")
@@ -164,6 +157,9 @@ def _export(source: Path, work: Path) -> Head:
         "normalize": normalize,
         "dense_layers": len(dense),
         "intermediate_size": getattr(config, "intermediate_size", None),
+        "heads": heads,
+        "kv_heads": int(getattr(config, "num_key_value_heads", None) or heads),
+        "head_dim": int(getattr(config, "head_dim", None) or config.hidden_size // heads),
         "smoothed_layers": smoothed,
         "made": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
