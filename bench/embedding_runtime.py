@@ -157,7 +157,7 @@ def main() -> None:
     print(f"\nMRR@10 and nDCG@10: means over passage batches of {sorted({args.batch, *gate_batches})}")
     print(f"{'runtime':11} {'device':6} {'tokens/s':>9} {'ceiling':>8} {'share':>6} {'query p50':>9} {'p90':>6} "
           f"{'MRR@10':>7} {'spread':>11} {'nDCG@10':>8} {'cos fp32':>8} gate")
-    for name, (queries, passages, seconds, latencies, tokens, device) in results.items():
+    for name, (_queries, passages, seconds, latencies, tokens, device) in results.items():
         quality = mean_quality(qualities[name])
         mrrs = [q.mrr10 for q in qualities[name]]
         rate = tokens / seconds
