@@ -87,6 +87,7 @@ class _Graph:
             for name in node.input:
                 self.consumers.setdefault(name, []).append(node)
         self.initializers = {init.name: init for init in graph.initializer}
+        self.outputs = {out.name for out in graph.output}
 
     def nodes(self, op_type: str) -> Iterator[Any]:
         return (node for node in list(self.model.graph.node) if node.op_type == op_type)
@@ -102,6 +103,11 @@ class _Graph:
         if len(users) != 1 or id(users[0]) in self.removed:
             raise _NoMatch(f"{name} has no single {op_type} consumer")
         return users[0]
+
+    def used_only_by(self, name: str, *nodes: Any) -> None:
+        """Nothing outside the pattern reads ``name``: removing its producer loses nothing."""
+        if {id(n) for n in self.consumers.get(name, [])} - {id(n) for n in nodes} or name in self.outputs:
+            raise _NoMatch(f"{name} is read outside the pattern")
 
     def constant(self, name: str) -> np.ndarray:
         from onnx import numpy_helper
@@ -146,7 +152,6 @@ def _fuse_rotary(graph: _Graph, shape: Shape) -> int:
     """``x·cos + concat(−x₂, x₁)·sin`` (x₁, x₂ the halves of the head) → ``RotaryEmbedding``."""
     from onnx import helper
 
-    graph.add_constant("rotary_start", np.array([0], np.int64))  # positions 0…S−1: batches are padded on the right
     count = 0
     for neg in graph.nodes("Neg"):
         try:
@@ -164,10 +169,14 @@ def _fuse_rotary(graph: _Graph, shape: Shape) -> int:
             times_cos = graph.made_by(next(i for i in add.input if i != times_sin.output[0]), "Mul")
             if x not in times_cos.input:
                 raise _NoMatch("cos does not multiply the same x")
+            for node, reader in ((second, neg), (neg, concat), (first, concat), (concat, times_sin),
+                                 (times_sin, add), (times_cos, add)):
+                graph.used_only_by(node.output[0], reader)
             cos, sin = (_table(graph, _other(node, known), kind, shape)
                         for node, known, kind in ((times_cos, x, "Cos"), (times_sin, concat.output[0], "Sin")))
         except _NoMatch:
             continue
+        graph.add_constant("rotary_start", np.array([0], np.int64))  # positions 0…S−1: batches are padded on the right
         graph.replace([first, second, neg, concat, times_sin, add, times_cos],
                       [helper.make_node("RotaryEmbedding", [x, "rotary_start", cos, sin], [add.output[0]],
                                         domain="com.microsoft", interleaved=0, name=f"rotary_{count}")])
@@ -244,6 +253,11 @@ def _fuse_grouped_attention(graph: _Graph, shape: Shape) -> int:
                 raise _NoMatch("not where(isnan(p), 0, p)")
             product = graph.only_consumer(guard.output[0], "MatMul")
             value = _unexpanded(graph, product.input[1])
+            for node, readers in ((q_scaled, [scores]), (k_scaled, [scores]), (k_back, [k_scaled]),
+                                  (k_transposed, [k_back]), (k_flat, [k_transposed]), (scores, [add]),
+                                  (add, [softmax]), (softmax, [is_nan, guard]), (is_nan, [guard]),
+                                  (guard, [product])):
+                graph.used_only_by(node.output[0], *readers)
         except (_NoMatch, TypeError, ValueError):
             continue
         for name, layout in layouts.items():
