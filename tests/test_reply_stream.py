@@ -88,6 +88,53 @@ def test_the_passages_are_shown_at_once_and_then_under_the_models_words() -> Non
     assert api.calls[1] == ("edit", "Азотом, весной.\n\nИз документа:\n«Малину весной подкармливают азотом.»" + MORE)
 
 
+class Later:
+    """A recording scheduler: the test fires what was scheduled."""
+
+    def __init__(self) -> None:
+        self.due: list[tuple[float, object]] = []
+        self.cancelled = 0
+
+    def __call__(self, delay: float, action):  # type: ignore[no-untyped-def]
+        self.due.append((delay, action))
+        return self.cancel
+
+    def cancel(self) -> None:
+        self.cancelled += 1
+
+    def fire(self) -> None:
+        _, action = self.due.pop(0)
+        action()  # type: ignore[operator]
+
+
+def test_text_held_back_by_the_pace_is_shown_when_the_pace_allows() -> None:
+    api, clock, later = Api(), Clock(), Later()
+    draft = Draft(1, api, interval=1.5, first_chars=5, clock=clock, schedule=later)
+    draft.show("Весной малину")
+    clock.now += 0.5
+    draft.show("Весной малину подкармливают")
+    draft.show("Весной малину подкармливают азотом")  # the model's last words for a while
+    assert [k for k, _ in api.calls] == ["send"]
+    assert len(later.due) == 1 and later.due[0][0] == pytest.approx(1.0)  # once, when the pace allows
+    clock.now += 1.0
+    later.fire()
+    assert api.calls[-1] == ("edit", "Весной малину подкармливают азотом" + MORE)  # the newest text
+
+
+def test_nothing_held_back_is_shown_once_the_draft_is_closed() -> None:
+    api, clock, later = Api(), Clock(), Later()
+    draft = Draft(1, api, interval=1.5, first_chars=5, clock=clock, schedule=later)
+    draft.show("Весной малину")
+    clock.now += 0.5
+    draft.show("Весной малину подкармливают азотом")
+    draft.close()  # the turn's reply is next
+    assert later.cancelled == 1
+    clock.now += 1.0
+    later.fire()  # a timer that fired anyway
+    draft.show("Весной малину подкармливают азотом и калием")
+    assert [k for k, _ in api.calls] == ["send"]
+
+
 def test_flood_control_is_waited_out_without_blocking_the_model() -> None:
     api, clock = Api(), Clock()
     draft = Draft(1, api, interval=0.1, first_chars=10, clock=clock)

@@ -5,7 +5,9 @@ half a minute; with only "typing…" to look at, users think the bot hangs. Whil
 inside :func:`streaming`, every plain answer the local model streams (`nodes.answering.llm.complete`)
 is shown as a draft message: sent once the first words exist, then edited at most every
 ``stream_edit_interval`` seconds (Telegram allows about one message a second per chat and
-20 a minute in a group), never while a ``retry_after`` from Telegram is pending. The draft
+20 a minute in a group), never while a ``retry_after`` from Telegram is pending. Text that came
+too soon is shown when the pace allows, even if the model says nothing more meanwhile (an
+answer's opening stays on screen whole while the rest of the prompt is read). The draft
 is plain text with a trailing «…»: the model's Markdown is only converted once it is whole.
 
 The turn's answer then *replaces* the draft: its first piece edits the draft message (with the
@@ -32,7 +34,7 @@ from grove.core.settings import get_settings
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Draft", "DraftApi", "beneath", "current_sink", "paused", "streaming"]
+__all__ = ["Draft", "DraftApi", "after", "beneath", "current_sink", "paused", "streaming"]
 
 MORE = " …"
 GROUP_INTERVAL = 3.0  # seconds between edits in a group: Telegram allows 20 messages a minute there
@@ -56,31 +58,54 @@ class RetryLater(Exception):
         self.seconds = seconds
 
 
+Cancel = Callable[[], None]
+Schedule = Callable[[float, Callable[[], None]], Cancel]
+
+
+def in_a_thread(delay: float, action: Callable[[], None]) -> Cancel:
+    """`action` after `delay` seconds, on a timer thread; returns its cancel."""
+    timer = threading.Timer(delay, action)
+    timer.daemon = True
+    timer.start()
+    return timer.cancel
+
+
 @dataclass
 class Draft:
-    """The message a streamed answer is shown in; :meth:`show` is the model's text sink."""
+    """The message a streamed answer is shown in; :meth:`show` is the model's text sink.
+
+    `schedule` (when given) shows text held back by the pace once the pace allows; without it,
+    such text waits for the model's next words.
+    """
 
     chat_id: int
     api: DraftApi
     interval: float = 1.5
     first_chars: int = 40
     clock: Callable[[], float] = time.monotonic
+    schedule: Schedule | None = None
     message_id: int | None = None
     shown: str = ""
     _not_before: float = 0.0
     _broken: bool = False
+    _closed: bool = False
+    _waiting: str = ""
+    _cancel: Cancel | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _held: threading.Lock = field(default_factory=threading.Lock)  # guards `_waiting` and `_cancel`
 
     def show(self, text: str) -> None:
-        """The whole answer so far: sent or edited in when the pace allows, else left for the next call."""
+        """The whole answer so far: sent or edited in when the pace allows, else held for later."""
         text = text.strip()
-        if self._broken or not text or (len(text) < self.first_chars and self.message_id is None):
+        if self._closed or self._broken or not text or (len(text) < self.first_chars and self.message_id is None):
             return
         if not self._lock.acquire(blocking=False):
-            return  # a call is in flight: the next piece of text brings the view up to date
+            self._hold(text, self.interval)  # a call is in flight
+            return
         try:
             now = self.clock()
             if now < self._not_before:
+                self._hold(text, self._not_before - now)
                 return
             view = _view(text)
             if view == self.shown:
@@ -102,6 +127,28 @@ class Draft:
             self._not_before = now + self.interval
         finally:
             self._lock.release()
+
+    def _hold(self, text: str, delay: float) -> None:
+        """The newest text, shown after `delay` unless newer text is shown first."""
+        with self._held:
+            self._waiting = text
+            if self.schedule is not None and self._cancel is None and not self._closed:
+                self._cancel = self.schedule(max(delay, 0.05), self._shown_late)
+
+    def _shown_late(self) -> None:
+        with self._held:
+            self._cancel = None
+            text, self._waiting = self._waiting, ""
+        if text and _view(text) != self.shown:
+            self.show(text)
+
+    def close(self) -> None:
+        """The turn's own reply comes next: nothing held back may overwrite it."""
+        with self._lock, self._held:
+            self._closed = True
+            if self._cancel is not None:
+                self._cancel()
+                self._cancel = None
 
     def discard(self) -> None:
         """The turn failed: the half-written answer goes away (best effort)."""
@@ -144,6 +191,21 @@ def beneath(text: str) -> Iterator[None]:
         return
     sink(text)
     token = _sink.set(lambda written: sink(f"{written.rstrip()}\n\n{text}" if written.strip() else text))
+    try:
+        yield
+    finally:
+        _sink.reset(token)
+
+
+@contextmanager
+def after(text: str) -> Iterator[None]:
+    """Model calls in this block continue `text`: the draft shows it before their words
+    (an answer asked in two parts, `nodes/answering/opening.py`)."""
+    sink = _sink.get()
+    if sink is None or not text:
+        yield
+        return
+    token = _sink.set(lambda written: sink(text + written))
     try:
         yield
     finally:
@@ -195,12 +257,15 @@ def streaming(origin: Origin, chat_id: int, api: DraftApi | None = None) -> Iter
         yield None
         return
     interval = settings.stream_edit_interval if chat_id > 0 else max(settings.stream_edit_interval, GROUP_INTERVAL)
-    draft = Draft(chat_id, api or _TelegramApi(), interval=interval, first_chars=settings.stream_first_chars)
+    draft = Draft(chat_id, api or _TelegramApi(), interval=interval, first_chars=settings.stream_first_chars,
+                  schedule=in_a_thread)
     token = _sink.set(draft.show)
     try:
         yield draft
     except BaseException:
+        draft.close()
         draft.discard()
         raise
     finally:
+        draft.close()
         _sink.reset(token)
