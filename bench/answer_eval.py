@@ -72,6 +72,8 @@ CONFIGS: dict[str, dict[str, str]] = {
     "fragments-6": {"GROVE_LOCAL_ANSWER_FRAGMENTS": "6"},
     "answer-backed": {"GROVE_QUOTE_SELECTOR": "answer-backed"},
     "passages": {"GROVE_LOCAL_ANSWER_CONTEXT": "passages"},
+    "opening-3": {"GROVE_LOCAL_ANSWER_OPENING": "3"},
+    "opening-6": {"GROVE_LOCAL_ANSWER_OPENING": "6"},
     # the local model server's own decoding: run on a server started with these settings
     "prompt-lookup": {"GROVE_LOCAL_LLM_DRAFT": "prompt-lookup-decoding"},
     "prompt-lookup-4": {"GROVE_LOCAL_LLM_DRAFT": "prompt-lookup-decoding", "GROVE_LOCAL_LLM_DRAFT_TOKENS": "4"},

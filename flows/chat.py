@@ -35,6 +35,7 @@ from nodes.answering.answer_prompt import TEMPLATE, AnswerContext, Style, parts,
 from nodes.store.chat_history import NO_ANSWER_MARK, ChatMessage, load_history, store_pair
 from nodes.store.dialogue_metrics import record_turn, report_turn
 from nodes.answering.llm import LLMError, LLMReply, answer_decoding, current_endpoint, llm_task
+from nodes.answering.opening import opened
 from nodes.retrieval.retrieve import Fragment
 from nodes.retrieval.search_gate import GateDecision, decide, has_documents, model_query, search_query
 from nodes.answering.context_signals import Signal
@@ -88,6 +89,8 @@ class _Draft(BaseModel):
                                       "(a regenerated repeat adds its signal and guard)")
     nearest: CheckedAnswer | None = Field(default=None, description="the nearest passages, shown instead of "
                                           "a model answer (the gate's near band)")
+    opened: bool = Field(default=False, description="asked in two parts: the first words from the best passage "
+                                                    "(nodes/answering/opening.py)")
 
 
 def system_prompt(policy: TurnPolicy) -> str:
@@ -96,12 +99,13 @@ def system_prompt(policy: TurnPolicy) -> str:
                                 signals=policy.signals, do_not_repeat=policy.recent_bot))
 
 
-def local_system_prompt(policy: TurnPolicy, fragments: list[Fragment]) -> str:
-    """The same template for the local model: its style, no tool, the fragments under the rules."""
+def local_system_prompt(policy: TurnPolicy, fragments: list[Fragment], facts: str | None = None) -> str:
+    """The same template for the local model: its style, no tool, the fragments under the rules
+    (or other `facts` from them: an opening's passages)."""
     style: Style = get_settings().local_prompt_style
     return render(AnswerContext(role=parts()["roles"]["chat"], mode="documents" if fragments else "general",
                                 style=style, signals=policy.signals, do_not_repeat=policy.recent_bot,
-                                facts=facts_block(fragments)))
+                                facts=facts_block(fragments) if facts is None else facts))
 
 
 def facts_block(fragments: list[Fragment]) -> str:
@@ -111,6 +115,16 @@ def facts_block(fragments: list[Fragment]) -> str:
     lines = [parts()["facts_header"]]
     lines += [f"[{n}] ({f.source_label()}) «{f.text}»" for n, f in enumerate(fragments, 1)]
     return "\n" + "\n".join(lines) + "\n"
+
+
+def opening_facts(quotes: list[Quote], fragments: list[Fragment]) -> tuple[str, str]:
+    """The facts of an answer asked in two parts (nodes/answering/opening.py): passages for its first
+    words, then — for the rest, in a prompt that begins as the first one did — the fragments whole.
+    A passage keeps its fragment's number, so a citation means the same in both."""
+    passages = [f"[{q.fragment}] ({fragments[q.fragment - 1].source_label()}) «{q.text}»" for q in quotes]
+    first = "\n" + "\n".join([parts()["facts_header"], *passages]) + "\n"
+    whole = [f"[{n}] ({f.source_label()}) «{f.text}»" for n, f in enumerate(fragments, 1)]
+    return first, first + "\n".join([parts()["whole_header"], *whole]) + "\n"
 
 
 def build_messages(question: str, history: list[ChatMessage], policy: TurnPolicy | None = None) -> list[dict[str, Any]]:
@@ -168,10 +182,11 @@ def with_fragments(question: str, history: list[ChatMessage], policy: TurnPolicy
 
 
 def local_messages(question: str, history: list[ChatMessage], policy: TurnPolicy,
-                   fragments: list[Fragment]) -> tuple[list[dict[str, Any]], list[Fragment]]:
-    """The local model's one request and the fragments it shows, fitted to its window with history."""
+                   fragments: list[Fragment], extra: int = 0) -> tuple[list[dict[str, Any]], list[Fragment]]:
+    """The local model's one request and the fragments it shows, fitted to its window with history
+    beside `extra` tokens more (an opening's passages)."""
     fixed = request_tokens([{"role": "system", "content": local_system_prompt(policy, fragments[:0])},
-                            {"role": "user", "content": question}])
+                            {"role": "user", "content": question}]) + extra
     fixed += count_tokens(parts()["facts_header"]) + 2 if fragments else 0
     costs = [count_tokens(f"[{n}] ({f.source_label()}) «{f.text}»") + 1 for n, f in enumerate(fragments, 1)]
     shown, kept = pipeline.fit(fixed, costs, history, fragments)
@@ -182,27 +197,37 @@ def local_messages(question: str, history: list[ChatMessage], policy: TurnPolicy
 
 
 def local_draft(question: str, user_id: int, history: list[ChatMessage], policy: TurnPolicy) -> _Draft:
-    """The local model: the question searched when the user has documents, the gate decides the fragments."""
+    """The local model: the question searched when the user has documents, the gate decides the fragments;
+    while the answer is streamed, its first words are written from the best passage on screen (`opened_draft`)."""
     ask = llm_task()
+    settings = get_settings()
     gate: GateDecision | None = None
     fragments: list[Fragment] = []
     if has_documents(user_id):
         query = search_query(question, history)
         gate = decide(query, query, rag_db_query(query, user_id))
         if gate.near:  # close to the question, not close enough to answer from: shown as the nearest
-            shown = gate.fragments[:get_settings().local_answer_fragments]
+            shown = gate.fragments[:settings.local_answer_fragments]
             return _Draft(reply=LLMReply(), fragments=shown, query=gate.query, searched=True, gate=gate,
                           policy=policy, nearest=nearest_passages(question, shown))
         if gate.passed:
-            fragments = gate.fragments[:get_settings().local_answer_fragments]
-            if get_settings().local_answer_context == "passages":
+            fragments = gate.fragments[:settings.local_answer_fragments]
+            if settings.local_answer_context == "passages":
                 fragments = passages(question, fragments)
-    messages, shown = local_messages(question, history, policy, fragments)
-    with beneath(evidence(question, shown)):  # shown while the model reads and writes
-        reply, policy = pipeline.draft(ask, messages, policy, lambda p: local_system_prompt(p, shown),
-                                       decoding=answer_decoding())
+    quotes = shown_passages(question, fragments)
+    opening = bool(quotes) and settings.local_answer_opening > 0 and settings.local_answer_context == "fragments"
+    extra = count_tokens(opening_facts(quotes[:1], fragments)[0]) if opening else 0
+    messages, shown = local_messages(question, history, policy, fragments, extra)
+    quotes = [q for q in quotes if q.fragment <= len(shown)]
+    opening = opening and bool(quotes)
+    with beneath(passages_text(quotes) if quotes else ""):  # shown while the model reads and writes
+        if opening:
+            reply, policy = opened_draft(ask, messages, policy, shown, quotes)
+        else:
+            reply, policy = pipeline.draft(ask, messages, policy, lambda p: local_system_prompt(p, shown),
+                                           decoding=answer_decoding())
     return _Draft(reply=reply, fragments=shown, query=gate.query if gate else None, searched=gate is not None,
-                  gate=gate, policy=policy)
+                  gate=gate, policy=policy, opened=opening)
 
 
 def nearest_passages(question: str, fragments: list[Fragment]) -> CheckedAnswer:
@@ -213,16 +238,30 @@ def nearest_passages(question: str, fragments: list[Fragment]) -> CheckedAnswer:
     return CheckedAnswer(text=found.text, used=found.used, quoted=True)
 
 
-def evidence(question: str, fragments: list[Fragment]) -> str:
+def opened_draft(ask: pipeline.Ask, messages: list[dict[str, Any]], policy: TurnPolicy,
+                 shown: list[Fragment], quotes: list[Quote]) -> tuple[LLMReply, TurnPolicy]:
+    """The local answer asked in two parts (nodes/answering/opening.py): its first words from the best
+    passage on screen, the rest from the whole fragments; a repeated answer is asked again in one request."""
+    first, whole = opening_facts(quotes[:1], shown)  # the best passage: its first words come sooner
+
+    def system(p: TurnPolicy, facts: str = whole) -> dict[str, Any]:
+        return {"role": "system", "content": local_system_prompt(p, shown, facts=facts)}
+
+    decoding = answer_decoding()
+    reply = opened([system(policy, first), *messages[1:]], [system(policy), *messages[1:]], decoding,
+                   words=get_settings().local_answer_opening)
+    return pipeline.regenerated(ask, [system(policy), *messages[1:]], reply, policy,
+                                lambda p: str(system(p)["content"]), decoding=decoding)
+
+
+def shown_passages(question: str, fragments: list[Fragment]) -> list[Quote]:
     """The passages that answer the question, as the streamed draft shows them before the model's
-    words (nothing when no draft is streamed)."""
+    words (none when no draft is streamed)."""
     if current_sink() is None or not fragments:
-        return ""
+        return []
     if get_settings().local_answer_context == "passages":  # the model reads the passages themselves
-        quotes = [Quote(n, f.text) for n, f in enumerate(fragments, 1)]
-    else:
-        quotes = select_quote(question, [f.text for f in fragments])
-    return passages_text(quotes) if quotes else ""
+        return [Quote(n, f.text) for n, f in enumerate(fragments, 1)]
+    return select_quote(question, [f.text for f in fragments])
 
 
 def passages(question: str, fragments: list[Fragment]) -> list[Fragment]:
@@ -328,7 +367,7 @@ def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
     record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards,
                 {"tool_called": draft.query is not None, "fragments": len(draft.fragments),
                  "gate_score": gate.score if gate else None, "gate_passed": gate.passed if gate else None,
-                 "gate_near": bool(gate and gate.near),
+                 "gate_near": bool(gate and gate.near), "opened": draft.opened,
                  "degenerate": checked.degenerate, "quoted": checked.quoted,
                  "citations_moved": checked.citations_moved,
                  "citations_dropped": checked.citations_dropped})
@@ -336,7 +375,8 @@ def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
                 [f"search: {draft.query!r}" if draft.query else "no search",
                  f"gate: {gate.score:.3f} → {gate_outcome(gate)}" if gate and gate.score is not None
                  else "gate: —",
-                 f"fragments shown: {len(draft.fragments)}",
+                 f"fragments shown: {len(draft.fragments)}"
+                 + (", the answer's first words written from the best passage" if draft.opened else ""),
                  f"draft failed: {', '.join(checked.degenerate)} → fallback" if checked.fallback
                  else "no draft: the nearest passages" if draft.nearest
                  else "draft accepted" + (", backing passage quoted" if checked.quoted else ""),

@@ -236,21 +236,30 @@ async def test_a_streamed_answer_is_edited_in_order_and_ends_as_the_stored_answe
     assert final.split() == answer.split()
 
 
-@pytest.mark.asyncio
-async def test_a_grounded_answer_shows_its_passages_before_the_model_writes(
-    standin: TelegramStandin, local: ScriptedLLM, store: str, user_id: int
-) -> None:
+FACTS = ["Ремонтантную малину весной подкармливают азотом: 15 г мочевины на квадратный метр.",
+         "Осенью побеги ремонтантной малины срезают под корень."]
+
+
+def store_facts(user_id: int) -> None:
     from nodes.store.document_store import ChunkRecord, store_document
     from nodes.embedding.embedder import get_embedder
     from grove.core.ingest_types import ExtractedDocument
+
+    store_document.fn(user_id, ExtractedDocument(source_type="pdf", source_identifier="малина.pdf",
+                                                 text="\n\n".join(FACTS)),
+                      [ChunkRecord(position=i, text=t, page=i + 1) for i, t in enumerate(FACTS)],
+                      get_embedder().embed_documents(FACTS))
+
+
+@pytest.mark.asyncio
+async def test_a_grounded_answer_shows_its_passages_before_the_model_writes(
+    standin: TelegramStandin, local: ScriptedLLM, store: str, user_id: int, env  # type: ignore[no-untyped-def]
+) -> None:
     from nodes.answering.quote import QUOTE_LEAD
 
-    facts = ["Ремонтантную малину весной подкармливают азотом: 15 г мочевины на квадратный метр.",
-             "Осенью побеги ремонтантной малины срезают под корень."]
-    store_document.fn(user_id, ExtractedDocument(source_type="pdf", source_identifier="малина.pdf",
-                                                 text="\n\n".join(facts)),
-                      [ChunkRecord(position=i, text=t, page=i + 1) for i, t in enumerate(facts)],
-                      get_embedder().embed_documents(facts))
+    env(GROVE_LOCAL_ANSWER_OPENING="0")  # one request: the model's words after the whole prompt
+    facts = FACTS
+    store_facts(user_id)
     answer = "Весной малину подкармливают азотом, пятнадцать граммов мочевины на квадратный метр [1]."
     local.script(trickle(0.3, text(answer)))  # a slow model: its first word comes after a while
     async with running(new_bot()):
@@ -266,6 +275,41 @@ async def test_a_grounded_answer_shows_its_passages_before_the_model_writes(
     assert any(v.startswith("Весной") for v in views)
     assert final == stored_answer(store, user_id) and final.startswith("Весной малину")
     assert len(standin.bot_messages(user_id)) == 3  # the answer replaced the draft
+
+
+@pytest.mark.asyncio
+async def test_the_first_words_come_from_the_passage_and_the_rest_continues_them(
+    standin: TelegramStandin, local: ScriptedLLM, store: str, user_id: int, env  # type: ignore[no-untyped-def]
+) -> None:
+    from nodes.answering.quote import QUOTE_LEAD
+    from tests.support.scripted_llm import slow
+
+    env(GROVE_LOCAL_ANSWER_OPENING="3")
+    store_facts(user_id)
+    local.script(text("Весной малину подкармливают азотом [1]. Этот текст не нужен."),
+                 slow(1.5, trickle(0.05, text(" азотом: пятнадцать граммов мочевины на квадратный метр [1]."))))
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        standin.send_text(user_id, "Чем подкормить малину весной?")
+        messages = await standin.wait_for_bot_messages_async(user_id, 3, timeout=120)
+        draft = messages[2]
+        final = await _settled(standin, user_id, draft["message_id"])
+    opening_request, rest_request = local.requests[-2:]
+    assert "целиком" not in opening_request["prompt"] and FACTS[0] in opening_request["prompt"]
+    assert rest_request["prompt"].count(FACTS[0]) == 2  # the passage, then its fragment whole
+    opening = "Весной малину подкармливают"
+    assert rest_request["prompt"].endswith(f"<|im_start|>assistant\n{opening}")
+    prefix = opening_request["prompt"][:opening_request["prompt"].index(FACTS[0]) + len(FACTS[0])]
+    assert rest_request["prompt"].startswith(prefix)  # the server's cache keeps the rules and passage
+    # Seen in order: the passage alone, then the first words above it while the rest was being read.
+    passage = draft["text"].removesuffix(MORE)
+    assert passage.startswith(f"{QUOTE_LEAD}\n«{FACTS[0]}»")
+    views = [v.removesuffix(MORE) for v in edits_of(standin, draft["message_id"])[:-1]]
+    assert f"{opening}\n\n{passage}" in views
+    assert all(v.endswith(passage) for v in views) and not any("не нужен" in v for v in views)
+    assert final == stored_answer(store, user_id)
+    assert final.startswith(f"{opening} азотом: пятнадцать граммов мочевины") and "не нужен" not in final
+    assert len(standin.bot_messages(user_id)) == 3
 
 
 @pytest.mark.asyncio

@@ -124,6 +124,13 @@ class AnsweringSettings(BaseModel):
         description=("What the local model reads: the retrieved fragments whole, or only the passages of "
                      "them the quote selector chose (shorter prompt, the quote is what it read)."),
     )
+    local_answer_opening: int = Field(
+        default=0,
+        description=("Words of a streamed local answer's opening, written from the best quoted passage before "
+                     "the whole fragments are read (nodes/answering/opening.py); 0: one request. Off by "
+                     "default: first words in ~4.7 s instead of ~16.5 s, but measured less often right "
+                     "(bench/README.md, «The answer's first words from one passage»)."),
+    )
     local_prompt_style: Literal["short", "full", "exact"] = Field(
         default="short", description="Rules of the answer template for the local model (prompts/answer_parts.yaml)."
     )

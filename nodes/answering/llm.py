@@ -9,6 +9,11 @@ three known defects, handled here so flows speak one protocol:
 `adapt_for_llama_cpp` rewrites the conversation for 2 and 3; callers handle 1
 by asking again without tools (`ask_without_tools`).
 
+Answers of the local model can also be asked as raw text (`complete_text`, `chatml`): the
+template is rendered here, so a reply can be continued from words already shown
+(`nodes/answering/opening.py`), and the model reads the documents' `<`, `&` and quotes as
+written — the server's own template escapes them as HTML (`&lt;Ctrl&gt;`).
+
 Plain answers from the local server are streamed (`stream: true`). The server generates
 for one request at a time, and a non-streamed generation runs to its end even when the
 client has long given up: a consultation that timed out kept the single slot busy for
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -240,19 +246,13 @@ def complete(
         payload["response_format"] = (
             {"type": "json_object", "schema": json_schema} if endpoint.is_local else
             {"type": "json_schema", "json_schema": {"name": "plan", "schema": json_schema}})
-    headers = {"X-Title": "grove"}
-    if endpoint.api_key:
-        headers["Authorization"] = f"Bearer {endpoint.api_key}"
-    timeout = settings.call_timeout
-    left = time_left()
-    if left is not None:
-        if left < 0.5:
-            raise LLMDeadlineExceeded("the turn's deadline passed before the model could be asked")
-        timeout = min(timeout, left)
+    headers = _headers(endpoint)
+    timeout, left = _call_timeout()
     if endpoint.is_local and not tools and json_schema is None:
-        return _streamed(f"{endpoint.base_url}/chat/completions", payload, headers, timeout,
-                         deadline_bound=left is not None and timeout >= left,
-                         on_text=on_text or current_sink())  # the turn's draft message, if any
+        reply = _streamed(f"{endpoint.base_url}/chat/completions", payload, headers, timeout,
+                          deadline_bound=left is not None and timeout >= left, piece=_delta,
+                          on_text=on_text or current_sink())  # the turn's draft message, if any
+        return reply.model_copy(update={"content": reply.content.strip()})
     try:
         response = _client().post(f"{endpoint.base_url}/chat/completions", json=payload, headers=headers,
                                   timeout=timeout)
@@ -268,6 +268,78 @@ def complete(
     return parse_reply(body)
 
 
+def _headers(endpoint: Endpoint) -> dict[str, str]:
+    headers = {"X-Title": "grove"}
+    if endpoint.api_key:
+        headers["Authorization"] = f"Bearer {endpoint.api_key}"
+    return headers
+
+
+def _call_timeout() -> tuple[float, float | None]:
+    """The call's timeout, bounded by the turn's deadline (and the time left of it, if any)."""
+    timeout = get_settings().call_timeout
+    left = time_left()
+    if left is not None:
+        if left < 0.5:
+            raise LLMDeadlineExceeded("the turn's deadline passed before the model could be asked")
+        timeout = min(timeout, left)
+    return timeout, left
+
+
+SPECIAL_TOKEN = re.compile(r"<\|(\w+)\|>")
+
+
+def _defused(text: str) -> str:
+    return SPECIAL_TOKEN.sub(r"<\1>", text)
+
+
+def chatml(messages: list[Message], prefill: str = "") -> str:
+    """The conversation as the local server's template renders it (`chatml-function-calling`
+    without tools), but unescaped, ending in the assistant's turn begun with `prefill`.
+
+    A special token written inside a message (`<|im_end|>` in a document) is defused: the raw
+    prompt is read with special tokens, and such text must not end a turn.
+    """
+    turns = "".join(f"<|im_start|>{m['role']}\n{_defused(m.get('content') or '')}<|im_end|>\n"
+                    for m in adapt_for_llama_cpp(messages))
+    return f"{turns}<|im_start|>assistant\n{prefill}"
+
+
+def complete_text(prompt: str, *, stop: list[str] | None = None, max_tokens: int | None = None,
+                  decoding: Decoding | None = None, on_text: Callable[[str], None] | None = None,
+                  endpoint: Endpoint | None = None) -> LLMReply:
+    """One raw completion of the local server, streamed; the text comes back unstripped, so that
+    it joins the prompt's end exactly (`prompt` is the template already, see `chatml`).
+
+    `on_text` gets the text so far after each piece (default: the turn's draft message).
+    """
+    endpoint = endpoint or current_endpoint()
+    if not endpoint.is_local:
+        raise LLMError("raw completions are asked of the local model only")
+    settings = get_settings()
+    payload: dict[str, Any] = {"prompt": prompt, "temperature": settings.llm_temperature,
+                               "stop": ["<|im_end|>", *(stop or [])]}
+    if decoding is not None:
+        payload.update(decoding.model_dump(exclude_none=True))
+    payload["max_tokens"] = max_tokens or payload.get("max_tokens") or settings.llm_max_tokens
+    timeout, left = _call_timeout()
+    return _streamed(f"{endpoint.base_url}/completions", payload, _headers(endpoint), timeout,
+                     deadline_bound=left is not None and timeout >= left, piece=_text,
+                     on_text=on_text or current_sink())
+
+
+def _delta(choice: dict[str, Any]) -> str | None:
+    """A chat stream's piece of text."""
+    content = (choice.get("delta") or {}).get("content")
+    return content if isinstance(content, str) else None
+
+
+def _text(choice: dict[str, Any]) -> str | None:
+    """A raw completion stream's piece of text."""
+    text = choice.get("text")
+    return text if isinstance(text, str) else None
+
+
 def _raise_for_status(response: httpx.Response) -> None:
     """429 and 5xx are worth a retry; any other 4xx is a refusal."""
     if response.status_code == 429 or response.status_code >= 500:
@@ -277,7 +349,8 @@ def _raise_for_status(response: httpx.Response) -> None:
 
 
 def _streamed(url: str, payload: dict[str, Any], headers: dict[str, str], timeout: float, *,
-              deadline_bound: bool, on_text: Callable[[str], None] | None) -> LLMReply:
+              deadline_bound: bool, piece: Callable[[dict[str, Any]], str | None],
+              on_text: Callable[[str], None] | None) -> LLMReply:
     """A streamed completion, read to its end or abandoned — closing the connection, so the
     server stops generating — when `timeout` seconds have passed."""
     give_up = time.monotonic() + timeout
@@ -304,9 +377,9 @@ def _streamed(url: str, payload: dict[str, Any], headers: dict[str, str], timeou
                     raise TransientLLMError(f"LLM endpoint streamed a non-JSON event: {data[:200]}") from exc
                 model = str(chunk.get("model") or model)
                 for choice in chunk.get("choices") or []:
-                    piece = (choice.get("delta") or {}).get("content")
-                    if piece:
-                        parts.append(piece)
+                    text = piece(choice)
+                    if text:
+                        parts.append(text)
                         if on_text is not None:
                             on_text("".join(parts))
                     finish = choice.get("finish_reason") or finish
@@ -318,7 +391,7 @@ def _streamed(url: str, payload: dict[str, Any], headers: dict[str, str], timeou
             # repeat the same work on the same CPU.
             raise LLMError(f"the local model gave no complete answer within {timeout:.0f} s") from exc
         raise TransientLLMError(f"LLM endpoint unreachable: {exc!r}") from exc
-    return LLMReply(content="".join(parts).strip(), finish_reason=finish, model=model)
+    return LLMReply(content="".join(parts), finish_reason=finish, model=model)
 
 
 def _is_transient(exc: BaseException) -> bool:
@@ -343,3 +416,17 @@ def llm_task() -> Task[..., LLMReply]:
     settings = get_settings()
     return llm_chat.with_options(retries=settings.llm_retries,
                                  retry_delay_seconds=settings.llm_retry_delays)
+
+
+@task(name="llm-text", retries=3, retry_delay_seconds=[2, 6, 15], retry_jitter_factor=0.5,
+      retry_condition_fn=_is_transient)
+def llm_text(prompt: str, stop: list[str] | None = None, max_tokens: int | None = None,
+             decoding: Decoding | None = None) -> LLMReply:
+    """A raw completion of the local model as a task (`complete_text`), retried as `llm_chat` is."""
+    return complete_text(prompt, stop=stop, max_tokens=max_tokens, decoding=decoding)
+
+
+def llm_text_task() -> Task[..., LLMReply]:
+    """`llm_text` with the retry policy from settings."""
+    settings = get_settings()
+    return llm_text.with_options(retries=settings.llm_retries, retry_delay_seconds=settings.llm_retry_delays)

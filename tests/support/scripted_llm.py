@@ -8,6 +8,10 @@ recorded so tests can assert what the flow sent (history, tools, messages).
 A request with `"stream": true` is answered as llama-cpp-python's server answers it:
 server-sent events, one `chat.completion.chunk` per word, then `[DONE]`; a client that
 goes away stops the stream, and the pieces never sent are counted in `abandoned`.
+
+Raw completions (`/v1/completions`, a prompt instead of messages) take the same steps; their
+text is cut as llama.cpp cuts it: before the first `stop` string (finish "stop"), or after
+`max_tokens` pieces, a word counting as a token (finish "length").
 """
 
 from __future__ import annotations
@@ -83,6 +87,22 @@ def _completion(message: Body, finish_reason: str) -> Body:
     }
 
 
+def _as_text_completion(body: Body, request: Body) -> Body:
+    """A scripted chat answer as a raw completion of `request`: cut at its stops or token limit."""
+    choice = body["choices"][0]
+    content = choice["message"].get("content") or ""
+    finish = choice["finish_reason"]
+    stops = [s for s in request.get("stop") or [] if s in content]
+    if stops:
+        content, finish = content[:min(content.index(s) for s in stops)], "stop"
+    words = content.split(" ")
+    limit = request.get("max_tokens")
+    if limit and len(words) > limit:
+        content, finish = " ".join(words[:limit]), "length"
+    return {**body, "object": "text_completion",
+            "choices": [{"index": 0, "text": content, "finish_reason": finish}]}
+
+
 class ScriptedLLM:
     """`with ScriptedLLM([tool_call({...}), text("…")]) as llm:` then point the settings at llm.base_url."""
 
@@ -96,6 +116,7 @@ class ScriptedLLM:
             sock.bind(("127.0.0.1", 0))
             self.port = sock.getsockname()[1]
         app = Starlette(routes=[Route("/v1/chat/completions", self._complete, methods=["POST"]),
+                                Route("/v1/completions", self._complete, methods=["POST"]),
                                 Route("/v1/models", self._models)])
         self._server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port,
                                                      log_level="warning", lifespan="off"))
@@ -120,6 +141,9 @@ class ScriptedLLM:
         if step is None:
             return JSONResponse({"error": {"message": "no scripted step left"}}, status_code=400)
         response = step(body)
+        raw = request.url.path.endswith("/v1/completions")
+        if raw and response.status == 200:
+            response.body = _as_text_completion(response.body, body)
         if response.delay:
             import asyncio
 
@@ -132,7 +156,8 @@ class ScriptedLLM:
         import asyncio
 
         choice = response.body["choices"][0]
-        words = (choice["message"].get("content") or "").split(" ")
+        raw = "text" in choice
+        words = ((choice["text"] if raw else choice["message"].get("content")) or "").split(" ")
         pieces = [w if i == 0 else f" {w}" for i, w in enumerate(words)]
         sent = 0
         try:
@@ -142,9 +167,11 @@ class ScriptedLLM:
                 if await request.is_disconnected():
                     return
                 last = sent == len(pieces) - 1
-                chunk = {"id": "chatcmpl-stream", "object": "chat.completion.chunk", "model": "scripted",
-                         "choices": [{"index": 0, "delta": {"content": piece},
-                                      "finish_reason": choice["finish_reason"] if last else None}]}
+                finish = choice["finish_reason"] if last else None
+                chunk = ({"id": "cmpl-stream", "object": "text_completion", "model": "scripted",
+                          "choices": [{"index": 0, "text": piece, "finish_reason": finish}]} if raw else
+                         {"id": "chatcmpl-stream", "object": "chat.completion.chunk", "model": "scripted",
+                          "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": finish}]})
                 yield f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n"
             sent = len(pieces)
             yield "data: [DONE]\n\n"
