@@ -108,12 +108,17 @@ def local_system_prompt(policy: TurnPolicy, fragments: list[Fragment], facts: st
                                 facts=facts_block(fragments) if facts is None else facts))
 
 
+def fact_line(n: int, fragment: Fragment, text: str | None = None) -> str:
+    """One numbered, quoted fact with its source: the fragment's text, or a passage of it."""
+    return f"[{n}] ({fragment.source_label()}) «{fragment.text if text is None else text}»"
+
+
 def facts_block(fragments: list[Fragment]) -> str:
     """Numbered, quoted fragments with their sources, for `retrieved_facts`."""
     if not fragments:
         return ""
     lines = [parts()["facts_header"]]
-    lines += [f"[{n}] ({f.source_label()}) «{f.text}»" for n, f in enumerate(fragments, 1)]
+    lines += [fact_line(n, f) for n, f in enumerate(fragments, 1)]
     return "\n" + "\n".join(lines) + "\n"
 
 
@@ -121,9 +126,9 @@ def opening_facts(quotes: list[Quote], fragments: list[Fragment]) -> tuple[str, 
     """The facts of an answer asked in two parts (nodes/answering/opening.py): passages for its first
     words, then — for the rest, in a prompt that begins as the first one did — the fragments whole.
     A passage keeps its fragment's number, so a citation means the same in both."""
-    passages = [f"[{q.fragment}] ({fragments[q.fragment - 1].source_label()}) «{q.text}»" for q in quotes]
+    passages = [fact_line(q.fragment, fragments[q.fragment - 1], q.text) for q in quotes]
     first = "\n" + "\n".join([parts()["facts_header"], *passages]) + "\n"
-    whole = [f"[{n}] ({f.source_label()}) «{f.text}»" for n, f in enumerate(fragments, 1)]
+    whole = [fact_line(n, f) for n, f in enumerate(fragments, 1)]
     return first, first + "\n".join([parts()["whole_header"], *whole]) + "\n"
 
 
@@ -188,7 +193,7 @@ def local_messages(question: str, history: list[ChatMessage], policy: TurnPolicy
     fixed = request_tokens([{"role": "system", "content": local_system_prompt(policy, fragments[:0])},
                             {"role": "user", "content": question}]) + extra
     fixed += count_tokens(parts()["facts_header"]) + 2 if fragments else 0
-    costs = [count_tokens(f"[{n}] ({f.source_label()}) «{f.text}»") + 1 for n, f in enumerate(fragments, 1)]
+    costs = [count_tokens(fact_line(n, f)) + 1 for n, f in enumerate(fragments, 1)]
     shown, kept = pipeline.fit(fixed, costs, history, fragments)
     messages: list[dict[str, Any]] = [{"role": "system", "content": local_system_prompt(policy, shown)}]
     messages += [{"role": m.role, "content": m.content} for m in kept]

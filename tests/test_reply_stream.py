@@ -107,13 +107,20 @@ class Later:
         action()  # type: ignore[operator]
 
 
-def test_text_held_back_by_the_pace_is_shown_when_the_pace_allows() -> None:
+def held_back(*texts: str) -> tuple[Api, Clock, Later, Draft]:
+    """A draft sent «Весной малину», then shown `texts` half a second later, too soon for the pace."""
     api, clock, later = Api(), Clock(), Later()
     draft = Draft(1, api, interval=1.5, first_chars=5, clock=clock, schedule=later)
     draft.show("Весной малину")
     clock.now += 0.5
-    draft.show("Весной малину подкармливают")
-    draft.show("Весной малину подкармливают азотом")  # the model's last words for a while
+    for shown in texts:
+        draft.show(shown)
+    return api, clock, later, draft
+
+
+def test_text_held_back_by_the_pace_is_shown_when_the_pace_allows() -> None:
+    api, clock, later, _ = held_back("Весной малину подкармливают",
+                                     "Весной малину подкармливают азотом")  # the last words for a while
     assert [k for k, _ in api.calls] == ["send"]
     assert len(later.due) == 1 and later.due[0][0] == pytest.approx(1.0)  # once, when the pace allows
     clock.now += 1.0
@@ -122,11 +129,7 @@ def test_text_held_back_by_the_pace_is_shown_when_the_pace_allows() -> None:
 
 
 def test_nothing_held_back_is_shown_once_the_draft_is_closed() -> None:
-    api, clock, later = Api(), Clock(), Later()
-    draft = Draft(1, api, interval=1.5, first_chars=5, clock=clock, schedule=later)
-    draft.show("Весной малину")
-    clock.now += 0.5
-    draft.show("Весной малину подкармливают азотом")
+    api, clock, later, draft = held_back("Весной малину подкармливают азотом")
     draft.close()  # the turn's reply is next
     assert later.cancelled == 1
     clock.now += 1.0
