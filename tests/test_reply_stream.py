@@ -128,6 +128,16 @@ def test_text_held_back_by_the_pace_is_shown_when_the_pace_allows() -> None:
     assert api.calls[-1] == ("edit", "Весной малину подкармливают азотом" + MORE)  # the newest text
 
 
+def test_held_back_text_never_replaces_newer_text() -> None:
+    api, clock, later, draft = held_back("Весной малину подкармливают")
+    clock.now += 1.0
+    draft.show("Весной малину подкармливают азотом")  # the pace allows: shown before the timer fires
+    later.fire()
+    clock.now += 2.0
+    assert api.calls[-1] == ("edit", "Весной малину подкармливают азотом" + MORE)
+    assert [k for k, _ in api.calls] == ["send", "edit"] and not later.due
+
+
 def test_nothing_held_back_is_shown_once_the_draft_is_closed() -> None:
     api, clock, later, draft = held_back("Весной малину подкармливают азотом")
     draft.close()  # the turn's reply is next

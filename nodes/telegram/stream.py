@@ -89,7 +89,8 @@ class Draft:
     _not_before: float = 0.0
     _broken: bool = False
     _closed: bool = False
-    _waiting: str = ""
+    _calls: int = 0  # show() calls so far: held text older than what was shown is dropped
+    _waiting: tuple[int, str] = (0, "")
     _cancel: Cancel | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _held: threading.Lock = field(default_factory=threading.Lock)  # guards `_waiting` and `_cancel`
@@ -99,13 +100,16 @@ class Draft:
         text = text.strip()
         if self._closed or self._broken or not text or (len(text) < self.first_chars and self.message_id is None):
             return
+        with self._held:
+            self._calls += 1
+            call = self._calls
         if not self._lock.acquire(blocking=False):
-            self._hold(text, self.interval)  # a call is in flight
+            self._hold(call, text, self.interval)  # a call is in flight
             return
         try:
             now = self.clock()
             if now < self._not_before:
-                self._hold(text, self._not_before - now)
+                self._hold(call, text, self._not_before - now)
                 return
             view = _view(text)
             if view == self.shown:
@@ -118,6 +122,7 @@ class Draft:
             except RetryLater as exc:
                 self._not_before = now + exc.seconds
                 log.info("draft of chat %s: Telegram asks to wait %.0f s", self.chat_id, exc.seconds)
+                self._hold(call, text, exc.seconds)
                 return
             except Exception as exc:  # noqa: BLE001 - a view must never break the answer
                 log.info("draft of chat %s stopped: %s", self.chat_id, exc)
@@ -125,21 +130,25 @@ class Draft:
                 return
             self.shown = view
             self._not_before = now + self.interval
+            with self._held:
+                if self._waiting[0] < call:  # held before this text: older, never shown after it
+                    self._waiting = (0, "")
         finally:
             self._lock.release()
 
-    def _hold(self, text: str, delay: float) -> None:
+    def _hold(self, call: int, text: str, delay: float) -> None:
         """The newest text, shown after `delay` unless newer text is shown first."""
         with self._held:
-            self._waiting = text
+            if call > self._waiting[0]:
+                self._waiting = (call, text)
             if self.schedule is not None and self._cancel is None and not self._closed:
                 self._cancel = self.schedule(max(delay, 0.05), self._shown_late)
 
     def _shown_late(self) -> None:
         with self._held:
             self._cancel = None
-            text, self._waiting = self._waiting, ""
-        if text and _view(text) != self.shown:
+            (_, text), self._waiting = self._waiting, (0, "")
+        if text:
             self.show(text)
 
     def close(self) -> None:
