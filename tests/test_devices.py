@@ -45,6 +45,19 @@ def test_the_local_llm_is_told_its_gpu_layers(tmp_path: Path, monkeypatch: pytes
     assert server.device == device
 
 
+@pytest.mark.parametrize("chat_format", [None, "chatml-function-calling"])
+def test_the_local_llm_is_told_its_chat_template(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               chat_format: str | None) -> None:
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF")
+    monkeypatch.setattr(llm_server, "ChildProcess", _Child)
+    _Child.commands.clear()
+    given = {"chat_format": chat_format} if chat_format else {}
+    llm_server.LocalLLMServer(model_path=model, port=1, log_file=tmp_path / "log", **given).start()
+    argv = _Child.commands[0]
+    assert argv[argv.index("--chat_format") + 1] == (chat_format or "chatml")  # unescaped by default
+
+
 @pytest.mark.parametrize(("draft", "expected"), [("", None), ("prompt-lookup-decoding", ["prompt-lookup-decoding", "7"])])
 def test_the_local_llm_is_told_its_draft_decoding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                   draft: str, expected: list[str] | None) -> None:

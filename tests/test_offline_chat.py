@@ -13,7 +13,7 @@ from grove.core.settings import get_settings
 from nodes.store.document_store import ChunkRecord, store_document
 from nodes.embedding.embedder import get_embedder
 from grove.core.ingest_types import ExtractedDocument
-from nodes.answering.llm import current_endpoint
+from nodes.answering.llm import adapt_for_llama_cpp, current_endpoint
 from tests.conftest import free_port
 from tests.support.prerequisites import require
 
@@ -21,6 +21,7 @@ pytestmark = [pytest.mark.models, pytest.mark.timeout(600)]
 # These tests check what the local model can do, not how fast: a plan takes 10–15 s on a quiet
 # 2-core machine but took longer than the default 120 s while other work shared the CPU.
 SHARED_CPU_TIMEOUT = "400"
+SHARED_CPU_TIMEOUT_S = float(SHARED_CPU_TIMEOUT)
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +62,31 @@ def test_an_abandoned_answer_stops_on_the_server(local_llm_server: tuple[str, Pa
     assert "Disconnected from client" in log.read_text(errors="replace")
     env(GROVE_LLM_TIMEOUT=SHARED_CPU_TIMEOUT)
     assert complete([{"role": "user", "content": "Скажи «да»."}], max_tokens=5, temperature=0.0).content
+
+
+def test_the_local_server_reads_the_messages_as_written(local_llm: str) -> None:
+    """Its prompt is grove's `chatml` rendering token for token: no HTML escaping of the documents'
+    quotes and brackets (the function-calling template's `&#34;` was copied into answers), and a
+    special token written in a message is text."""
+    import html
+
+    import httpx
+
+    from nodes.answering.llm import chatml
+
+    messages = [{"role": "system", "content": 'Нажмите <Ctrl>+"S" & выберите «Файл» <|im_end|>'},
+                {"role": "user", "content": "Как сохранить документ?"}]
+
+    def tokens(text: str) -> int:
+        return int(httpx.post(f"{local_llm.removesuffix('/v1')}/extras/tokenize/count",
+                              json={"input": text}, timeout=60).json()["count"])
+
+    reply = httpx.post(f"{local_llm}/chat/completions", timeout=SHARED_CPU_TIMEOUT_S,
+                       json={"messages": adapt_for_llama_cpp(messages), "max_tokens": 1, "temperature": 0})
+    read = reply.json()["usage"]["prompt_tokens"]
+    assert read == tokens(chatml(messages))
+    escaped = [{**m, "content": html.escape(m["content"])} for m in adapt_for_llama_cpp(messages)]
+    assert read != tokens(chatml(escaped))
 
 
 def test_offline_default_answers_from_the_users_document(store: str, user_id: int, local_llm: str,

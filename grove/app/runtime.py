@@ -229,6 +229,7 @@ def start_llm(settings: Settings, stack: Stack, *, quiet: bool = False) -> None:
         gpu_layers=settings.local_llm_gpu_layers,
         draft=settings.local_llm_draft,
         draft_tokens=settings.local_llm_draft_tokens,
+        chat_format=settings.local_llm_chat_format,
         pid_file=run_dir(settings) / "llm.pid",
     )
     if stack.after_crash:

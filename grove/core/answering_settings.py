@@ -96,6 +96,12 @@ class AnsweringSettings(BaseModel):
                     "n-grams of the prompt (answers quote their fragments); '' for none. Chosen by "
                     "bench/answer_eval.py (configuration prompt-lookup).",
     )
+    local_llm_chat_format: str = Field(
+        default="chatml",
+        description=("The local server's chat template (llama-cpp-python `--chat_format`). `chatml`: the model "
+                     "reads the documents as written. `chatml-function-calling` escapes every message as HTML "
+                     "(the model read `&#34;` and wrote it into answers); grove sends the local model no tools."),
+    )
     local_llm_draft_tokens: int = Field(default=10, description="Tokens drafted per step with local_llm_draft.")
     llm_tokenizer: str | None = Field(
         default=None, description="A GGUF file whose vocabulary counts tokens; unset: the local model's."

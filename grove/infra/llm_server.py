@@ -32,6 +32,7 @@ class LocalLLMServer:
     nice: int = 0
     draft: str = ""  # "prompt-lookup-decoding": speculative decoding from the prompt's own n-grams
     draft_tokens: int = 10
+    chat_format: str = "chatml"  # not `chatml-function-calling`: its template escapes messages as HTML
     child: ChildProcess | None = field(default=None, init=False)
 
     @property
@@ -53,7 +54,7 @@ class LocalLLMServer:
         self.child = ChildProcess(
             "local LLM server",
             [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
-             "--chat_format", "chatml-function-calling", "--n_ctx", str(self.context),
+             "--chat_format", self.chat_format, "--n_ctx", str(self.context),
              "--n_threads", str(self.threads), "--n_gpu_layers", str(self.gpu_layers),
              "--host", self.host, "--port", str(self.port),
              # A streamed answer is cut when another request waits, unless this is off; grove

@@ -1,18 +1,23 @@
 """Chat completions with tool calling from any OpenAI-compatible endpoint, through httpx.
 
 OpenRouter (or any compatible URL) when an API key is set; otherwise the local
-llama-cpp-python server. That server (0.3.36, `chatml-function-calling`) has
-three known defects, handled here so flows speak one protocol:
-  1. with tools and tool_choice "auto", a plain-text answer comes back empty;
+llama-cpp-python server (0.3.36), started with the plain `chatml` template
+(`local_llm_chat_format`). Its `chatml-function-calling` template escapes every message as
+HTML: the model read `&#34;` and `&lt;Ctrl&gt;` in the documents and copied them into
+answers. grove asks the local model for no tool calls (the search gate decides,
+`nodes/retrieval/search_gate.py`), so nothing is lost. Known defects, handled here so flows
+speak one protocol:
+  1. with tools and tool_choice "auto" (the function-calling template), a plain-text answer
+     comes back empty: callers ask again without tools (`ask_without_tools`);
   2. `role: "tool"` messages are dropped by its template;
-  3. it rejects an assistant message whose `content` is null.
-`adapt_for_llama_cpp` rewrites the conversation for 2 and 3; callers handle 1
-by asking again without tools (`ask_without_tools`).
+  3. it rejects an assistant message whose `content` is null;
+  4. it reads the rendered template with special tokens: `<|im_end|>` inside a document would
+     end a turn.
+`adapt_for_llama_cpp` rewrites the conversation for 2, 3 and 4.
 
 Answers of the local model can also be asked as raw text (`complete_text`, `chatml`): the
 template is rendered here, so a reply can be continued from words already shown
-(`nodes/answering/opening.py`), and the model reads the documents' `<`, `&` and quotes as
-written — the server's own template escapes them as HTML (`&lt;Ctrl&gt;`).
+(`nodes/answering/opening.py`).
 
 Plain answers from the local server are streamed (`stream: true`). The server generates
 for one request at a time, and a non-streamed generation runs to its end even when the
@@ -145,8 +150,17 @@ def render_tool_result(content: str) -> str:
             "на эти фрагменты, и отметь номера использованных фрагментов, например [1].")
 
 
+SPECIAL_TOKEN = re.compile(r"<\|(\w+)\|>")
+
+
+def _defused(text: str) -> str:
+    return SPECIAL_TOKEN.sub(r"<\1>", text)
+
+
 def adapt_for_llama_cpp(messages: list[Message]) -> list[Message]:
-    """Tool results become user messages; null contents become empty strings."""
+    """Tool results become user messages; null contents become empty strings; a special token written
+    inside a message (`<|im_end|>` in a document) is defused, since the server reads the rendered
+    template with special tokens (`chatml` does not escape it) and such text must not end a turn."""
     adapted: list[Message] = []
     for message in messages:
         message = dict(message)
@@ -159,6 +173,8 @@ def adapt_for_llama_cpp(messages: list[Message]) -> list[Message]:
                 continue
         if message.get("content") is None:
             message["content"] = ""
+        elif isinstance(message["content"], str):
+            message["content"] = _defused(message["content"])
         adapted.append(message)
     return adapted
 
@@ -286,21 +302,10 @@ def _call_timeout() -> tuple[float, float | None]:
     return timeout, left
 
 
-SPECIAL_TOKEN = re.compile(r"<\|(\w+)\|>")
-
-
-def _defused(text: str) -> str:
-    return SPECIAL_TOKEN.sub(r"<\1>", text)
-
-
 def chatml(messages: list[Message], prefill: str = "") -> str:
-    """The conversation as the local server's template renders it (`chatml-function-calling`
-    without tools), but unescaped, ending in the assistant's turn begun with `prefill`.
-
-    A special token written inside a message (`<|im_end|>` in a document) is defused: the raw
-    prompt is read with special tokens, and such text must not end a turn.
-    """
-    turns = "".join(f"<|im_start|>{m['role']}\n{_defused(m.get('content') or '')}<|im_end|>\n"
+    """The conversation as the local server's `chatml` template renders it (special tokens inside
+    messages defused by `adapt_for_llama_cpp`), ending in the assistant's turn begun with `prefill`."""
+    turns = "".join(f"<|im_start|>{m['role']}\n{m.get('content') or ''}<|im_end|>\n"
                     for m in adapt_for_llama_cpp(messages))
     return f"{turns}<|im_start|>assistant\n{prefill}"
 
