@@ -77,13 +77,16 @@ CONFIGS: dict[str, dict[str, str]] = {
     # the local model server's own decoding: run on a server started with these settings
     "prompt-lookup": {"GROVE_LOCAL_LLM_DRAFT": "prompt-lookup-decoding"},
     "prompt-lookup-4": {"GROVE_LOCAL_LLM_DRAFT": "prompt-lookup-decoding", "GROVE_LOCAL_LLM_DRAFT_TOKENS": "4"},
+    "escaped": {"GROVE_LOCAL_LLM_CHAT_FORMAT": "chatml-function-calling"},  # the template before 2026-11-25
 }
 
 
-def server_options(changes: dict[str, str], settings: Any) -> tuple[str, int]:
-    """The draft decoding a configuration's server runs with (a server setting, not a turn's)."""
+def server_options(changes: dict[str, str], settings: Any) -> tuple[str, int, str]:
+    """The draft decoding and chat template a configuration's server runs with (server settings,
+    not a turn's)."""
     return (changes.get("GROVE_LOCAL_LLM_DRAFT", settings.local_llm_draft),
-            int(changes.get("GROVE_LOCAL_LLM_DRAFT_TOKENS", settings.local_llm_draft_tokens)))
+            int(changes.get("GROVE_LOCAL_LLM_DRAFT_TOKENS", settings.local_llm_draft_tokens)),
+            changes.get("GROVE_LOCAL_LLM_CHAT_FORMAT", settings.local_llm_chat_format))
 
 # Runs inside a configuration's process, in that tree: ask each question of the chat flow.
 DRIVER = r'''
@@ -282,10 +285,11 @@ def main() -> None:
     settings = get_settings()
     work = Path(tempfile.mkdtemp(prefix="grove-answer-eval-"))
 
-    def local_server(options: tuple[str, int]) -> LocalLLMServer:
-        draft, tokens = options
+    def local_server(options: tuple[str, int, str]) -> LocalLLMServer:
+        draft, tokens, chat_format = options
         return LocalLLMServer(model_path=Path(settings.model_path(settings.local_llm_model)), port=free_port(),
-                              log_file=work / f"llm-{draft or 'plain'}-{tokens}.log", draft=draft, draft_tokens=tokens)
+                              log_file=work / f"llm-{draft or 'plain'}-{tokens}-{chat_format}.log", draft=draft,
+                              draft_tokens=tokens, chat_format=chat_format)
 
     options = server_options(CONFIGS.get(names[0], {}), settings)
     server = local_server(options)
