@@ -8,7 +8,7 @@ answers. grove asks the local model for no tool calls (the search gate decides,
 `nodes/retrieval/search_gate.py`), so nothing is lost. Known defects, handled here so flows
 speak one protocol:
   1. with tools and tool_choice "auto" (the function-calling template), a plain-text answer
-     comes back empty: callers ask again without tools (`ask_without_tools`);
+     comes back empty: the caller asks again without tools (`flows/chat.py`, `remote_draft`);
   2. `role: "tool"` messages are dropped by its template;
   3. it rejects an assistant message whose `content` is null;
   4. it reads the rendered template with special tokens: `<|im_end|>` inside a document would
