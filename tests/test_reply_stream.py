@@ -275,12 +275,7 @@ async def test_a_grounded_answer_shows_its_passages_before_the_model_writes(
     store_facts(user_id)
     answer = "Весной малину подкармливают азотом, пятнадцать граммов мочевины на квадратный метр [1]."
     local.script(trickle(0.3, text(answer)))  # a slow model: its first word comes after a while
-    async with running(new_bot()):
-        await choose_chat(standin, user_id)
-        standin.send_text(user_id, "Чем подкормить малину весной?")
-        messages = await standin.wait_for_bot_messages_async(user_id, 3, timeout=120)
-        draft = messages[2]
-        final = await _settled(standin, user_id, draft["message_id"])
+    draft, final = await _asked_in_a_draft(standin, user_id, "Чем подкормить малину весной?")
     # The first thing the user sees is the document's own passage, before any word of the model.
     assert draft["text"].startswith(f"{QUOTE_LEAD}\n«{facts[0]}»") and draft["text"].endswith(MORE)
     views = [v.removesuffix(MORE) for v in edits_of(standin, draft["message_id"])[:-1]]
@@ -301,12 +296,7 @@ async def test_the_first_words_come_from_the_passage_and_the_rest_continues_them
     store_facts(user_id)
     local.script(text("Весной малину подкармливают азотом [1]. Этот текст не нужен."),
                  slow(1.5, trickle(0.05, text(" азотом: пятнадцать граммов мочевины на квадратный метр [1]."))))
-    async with running(new_bot()):
-        await choose_chat(standin, user_id)
-        standin.send_text(user_id, "Чем подкормить малину весной?")
-        messages = await standin.wait_for_bot_messages_async(user_id, 3, timeout=120)
-        draft = messages[2]
-        final = await _settled(standin, user_id, draft["message_id"])
+    draft, final = await _asked_in_a_draft(standin, user_id, "Чем подкормить малину весной?")
     opening_request, rest_request = local.requests[-2:]
     assert "целиком" not in opening_request["prompt"] and FACTS[0] in opening_request["prompt"]
     assert rest_request["prompt"].count(FACTS[0]) == 2  # the passage, then its fragment whole
@@ -341,6 +331,16 @@ async def test_a_long_streamed_answer_is_split_with_the_draft_as_its_first_piece
     assert not first.endswith(MORE)
     assert edits_of(standin, messages[2]["message_id"])[-1] == first  # the draft was edited into piece one
     assert " ".join(pieces).split() == answer.split() == stored_answer(store, user_id).split()
+
+
+async def _asked_in_a_draft(standin: TelegramStandin, user_id: int, question: str) -> tuple[dict, str]:
+    """Ask the real bot in chat mode; the draft message as first sent, and its text once settled."""
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        standin.send_text(user_id, question)
+        messages = await standin.wait_for_bot_messages_async(user_id, 3, timeout=120)
+        draft = messages[2]
+        return draft, await _settled(standin, user_id, draft["message_id"])
 
 
 async def _settled(standin: TelegramStandin, user_id: int, message_id: int, timeout: float = 60) -> str:
