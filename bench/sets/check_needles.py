@@ -16,6 +16,16 @@ Text extraction
   HTML  visible text of <body> (no <head>, <script>, <style>), with a line break at
         every block element (p, div, li, td, dt, dd, h1-h6, br, ...), so a needle
         that spans two blocks is reported.
+  DOCX  the paragraphs of word/document.xml in document order (table cells' paragraphs
+        included), read with zipfile and ElementTree; a needle that spans two
+        paragraphs (or two table cells) is reported as crossing a block.
+
+A document's `path` may be relative: it is then relative to the set file's folder.
+
+Questions with `"answerable": false` (the silent sets) have no needles. Each lists
+`absent_terms`: words and stems that were checked, while writing, not to occur in the
+documents; the checker counts them (case-insensitive, after normalisation) and reports
+any that occur.
 
 Matching rule (the bench's relevance rule): after normalisation - soft hyphens
 removed, every run of whitespace (including no-break spaces) collapsed to one
@@ -34,8 +44,10 @@ import json
 import re
 import subprocess
 import sys
+import zipfile
 from html.parser import HTMLParser
 from pathlib import Path
+from xml.etree import ElementTree
 
 _WS = re.compile(r"\s+")
 
@@ -130,6 +142,28 @@ def html_blocks(path):
     return [b for b in (normalise(x) for x in "".join(parser.parts).split("\n")) if b]
 
 
+# ---------------------------------------------------------------- DOCX
+
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+
+
+def docx_paragraphs(path):
+    """Paragraph texts of word/document.xml in document order, table cells included."""
+    root = ElementTree.fromstring(zipfile.ZipFile(path).read("word/document.xml"))
+    found = []
+    for paragraph in root.iter(_W + "p"):
+        parts = []
+        for element in paragraph.iter():
+            if element.tag == _W + "t":
+                parts.append(element.text or "")
+            elif element.tag == _W + "tab":
+                parts.append("\t")
+            elif element.tag in (_W + "br", _W + "cr"):
+                parts.append("\n")
+        found.append("".join(parts))
+    return [p for p in (normalise(x) for x in found) if p]
+
+
 # ---------------------------------------------------------------- corpus
 
 
@@ -147,8 +181,13 @@ class Unit:
         return self.file if self.page is None else f"{self.file} p.{self.page}"
 
 
-def load_units(doc):
+def document_path(doc, set_path):
     path = Path(doc["path"])
+    return path if path.is_absolute() else Path(set_path).resolve().parent / path
+
+
+def load_units(doc, set_path="."):
+    path = document_path(doc, set_path)
     name = path.name
     if doc["format"] == "pdf":
         pages, raw = pdf_pages(path), pdf_raw_pages(path)
@@ -160,6 +199,8 @@ def load_units(doc):
         return units
     if doc["format"] == "html":
         return [Unit(name, None, html_blocks(path))]
+    if doc["format"] == "docx":
+        return [Unit(name, None, docx_paragraphs(path))]
     raise ValueError(f"unknown format {doc['format']!r}")
 
 
@@ -188,7 +229,7 @@ def check_set(path, verbose=False):
     print(f"== {data['name']}  ({Path(path).name}; {data['package']['name']} "
           f"{data['package']['version']})")
     for doc in data["documents"]:
-        p = Path(doc["path"])
+        p = document_path(doc, path)
         if not p.exists():
             print(f"   MISSING DOCUMENT {p}  (install the package, see README.md)")
             problems += 1
@@ -197,7 +238,7 @@ def check_set(path, verbose=False):
         if digest != doc["sha256"]:
             print(f"   SHA256 DIFFERS for {p}: {digest} (set says {doc['sha256']})")
             problems += 1
-        units.extend(load_units(doc))
+        units.extend(load_units(doc, path))
     if problems and not units:
         return problems
     corpus = " ".join(u.text for u in units)
@@ -209,8 +250,22 @@ def check_set(path, verbose=False):
     q_without = []
     mismatched = []
     kinds = {}
+    silent = []
+    folded = corpus.lower()
     for q in data["questions"]:
         kinds[q["kind"]] = kinds.get(q["kind"], 0) + 1
+        if q.get("answerable", True) is False:
+            silent.append(q["id"])
+            if q["needles"]:
+                print(f"   {q['id']} is unanswerable but has needles")
+                problems += 1
+            present = [(t, folded.count(normalise(t).lower())) for t in q.get("absent_terms", [])]
+            present = [(t, n) for t, n in present if n]
+            if present or verbose:
+                print(f"   {q['id']} [unanswerable; absent terms "
+                      + (", ".join(f"{t!r} FOUND x{n}" for t, n in present) or "all absent") + "]")
+            problems += len(present)
+            continue
         counts = []
         any_found = False
         for needle in q["needles"]:
@@ -254,6 +309,8 @@ def check_set(path, verbose=False):
     print(f"   needles crossing a {piece_word} break: {crossing}  crossing a page break: "
           f"{unit_cross}  matching only after de-hyphenation: {dehyph}")
     print(f"   questions with no needle found: {len(q_without)} {' '.join(q_without)}")
+    if silent:
+        print(f"   unanswerable questions (no needles, absent terms checked): {len(silent)}")
     for qid, rec, now in mismatched:
         print(f"   OCCURRENCES DIFFER {qid}: recorded {rec}, counted {now}")
     return problems + missing + len(mismatched)
