@@ -1,7 +1,7 @@
 """Answers end to end with the offline default: does a user get the right fact, cited, readably?
 
 Run: .venv/bin/python -m bench.answer_eval [--configs before,after,...] [--sets texlive,gimp] [--every 4] [--offset 0]
-                                           [--dump answers.json]
+                                           [--dump answers.json] [--no-silent]
 
 Questions — the rule, fixed before any answer was generated: from each needle set
 (bench/sets/texlive_pdf_ru.json, bench/sets/gimp_html_ru.json) the questions at positions
@@ -34,6 +34,41 @@ Each answer is judged on its own, independently of grove's answer checks:
 
 "Correct and cited" needs all five. Also printed: seconds per answer, how often the gate
 searched / passed, how often a draft was replaced by the fallback.
+
+Sets E and F (``--sets metapost,doublecmd --every 1``: bench/sets/metapost_pdf_ru.json and
+bench/sets/doublecmd_docx_ru.json, 40 questions each) were written for issue 37 on 2026-11-26,
+before any answer over their documents existed, each with a silent set of 15 questions the
+documents do not answer (``*_silent_ru.json``). A set's silent questions are asked whole, after
+its answerable ones (``--no-silent`` leaves them out). The rules below were written with them,
+before any answer:
+
+A reply is split where the quoted passages begin (`split_reply`): the source block («Информация
+взята из:») is cut off first; the passages begin at the first of «Из документа:», «В ваших
+документах об этом сказано так:», «В базе знаний об этом сказано так:», «Ближе всего к вопросу …:»,
+an HTML ``<blockquote …>`` or a line that is one long «…» quote. What comes before is the reply's
+own words (HTML tags dropped); the lead that introduces the passages is their label.
+
+Answerable questions, beside the five checks:
+
+* own words — the fact check above on the own words alone: the key fact is said by the reply, not
+  only shown in a quote;
+* refusal with answer — the reply leads with a not-found phrase (its first sentence: «не нашёл»,
+  «нет в документах», «в документах об этом не сказано», «нет информации», «не могу уверенно
+  ответить», «прямого ответа …» — `leads_with_refusal`) while the reply or a passage it shows
+  holds the answer (the fact check over everything before the source block).
+
+Unanswerable questions (no needles; the five checks do not apply, and "correct and cited" and the
+overall table leave them out):
+
+* honest — the reply leads with a not-found phrase and presents no passage as the answer: any
+  passages it shows are labelled as only the nearest ones («Ближе всего…», «ближайшие…», «похожие…»);
+* invented — the reply states something as the answer (3 or more words of its own) without that
+  lead;
+* passage as answer — passages are shown under a label that presents them as the answer («Из
+  документа:», «В ваших документах об этом сказано так:») or under none.
+
+Printed per set: answerable — correct and cited, own words, refusal with answer; unanswerable —
+honest, invented, passage as answer.
 """
 
 from __future__ import annotations
@@ -56,6 +91,7 @@ from bench.eval_stores import PROJECT_ROOT, EvalSet, Judge, Question, normalise,
 
 MAX_CHARS = 1200
 SETS = ("texlive", "gimp")
+SOURCES_HEADER = "Информация взята из:"
 
 # Named variants of this tree: settings (environment) changed from the defaults.
 CONFIGS: dict[str, dict[str, str]] = {
@@ -145,6 +181,11 @@ def picked(evalset: EvalSet, every: int, offset: int = 0) -> list[Question]:
     return evalset.questions[offset::every]
 
 
+def asked(evalset: EvalSet, every: int, offset: int = 0, silent: bool = True) -> list[Question]:
+    """The picked answerable questions, then (with `silent`) every unanswerable one of the set."""
+    return picked(evalset, every, offset) + (list(evalset.silent) if silent else [])
+
+
 # --------------------------------------------------------------------------- judging
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -170,10 +211,16 @@ class Verdict:
     near: bool = False  # the gate's near band: the nearest passages, no model answer
     first_words: float | None = None
     model_words: float | None = None
+    answerable: bool = True
+    own_words: bool = False  # the fact in the reply's own words, before any quoted passage
+    refusal_with_answer: bool = False  # a not-found lead while the reply or its passages hold the answer
+    honest: bool = False  # unanswerable: a not-found lead, no passage presented as the answer
+    invented: bool = False  # unanswerable: an answer stated without a not-found lead
+    passage_as_answer: bool = False  # unanswerable: passages shown as the answer
 
     @property
     def correct_and_cited(self) -> bool:
-        return self.russian and self.fact and self.cited and self.no_loop and self.short
+        return self.answerable and self.russian and self.fact and self.cited and self.no_loop and self.short
 
     def flags(self) -> str:
         marks = [("R", self.russian), ("F", self.fact), ("C", self.cited), ("L", self.no_loop), ("S", self.short)]
@@ -215,16 +262,85 @@ def loops(body: str) -> bool:
     return len(grams) >= 20 and len(set(grams)) < 0.7 * len(grams)
 
 
+# Where the quoted passages begin: the leads grove writes above them, an HTML blockquote, a line
+# that is one long «…» quote.
+_PASSAGES = re.compile(r"Из документа:|В ваших документах об этом сказано так:|В базе знаний об этом сказано так:"
+                       r"|Ближе всего к вопросу[^:\n]*:|<blockquote\b[^>]*>|^[ \t]*«[^\n]{40,}»[ \t]*$", re.MULTILINE)
+_TAG = re.compile(r"</?[a-zA-Z][^>]*>")
+# A label that says the passages are only the nearest ones, not the answer.
+_NEAREST = re.compile(r"ближе\s+всего|ближайш|наиболее\s+близк|похож", re.IGNORECASE)
+_DOCS = r"(?:документ\w*|материал\w*|базе(?:\s+знаний)?|фрагмент\w*|источник\w*|руководств\w*|справк\w*)"
+_SAID_NOT = (r"(?:не\s+(?:сказано|говорится|упоминается|упомянут\w*|указан\w*|описан\w*|приводится"
+             r"|содержится|нашлось|найден\w*|освещ\w+|рассматрива\w+)|нет|отсутству\w+)")
+_REFUSAL_LEAD = re.compile(
+    r"не\s+(?:нашёл|нашел|нашла|нашлось|удалось\s+найти)|не\s+могу\s+(?:уверенно\s+)?ответить"
+    r"|прямого\s+ответа|нет\s+(?:информации|сведений|данных|ответа)"
+    r"|(?:об\s+этом|этого|ответа|такой\s+информации)\s+(?:нет|не\s+(?:сказано|говорится|упоминается))"
+    rf"|\bв(?:о)?\s+(?:ваших\s+|этих\s+|предоставленных\s+|загруженных\s+)?{_DOCS}\s+"
+    rf"(?:(?:об\s+этом|этого|ничего|такой\s+информации|информации\s+об\s+этом)\s+)?{_SAID_NOT}"
+    rf"|{_SAID_NOT}\s+в(?:о)?\s+(?:ваших\s+|этих\s+|предоставленных\s+|загруженных\s+)?{_DOCS}",
+    re.IGNORECASE)
+_FIRST_SENTENCE = re.compile(r"^.*?(?:[.!?…](?=\s|$)|\n|$)", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A reply split where its quoted passages begin (`split_reply`)."""
+
+    own: str  # the reply's own words, before any passage (HTML tags dropped)
+    label: str  # the lead introducing the passages ("" when none or no passages)
+    passages: str  # the quoted passages ("" when none)
+    sources: str  # the source block ("" when none)
+
+
+def split_reply(text: str) -> Reply:
+    """Own words, the passages' label, the passages and the source block of a reply as the user reads it."""
+    body, header, block = text.partition(SOURCES_HEADER)
+    found = _PASSAGES.search(body)
+    if found is None:
+        return Reply(own=_TAG.sub("", body).strip(), label="", passages="", sources=header + block)
+    marker = found.group(0)
+    label = "" if marker.startswith("<") or marker.lstrip().startswith("«") else marker
+    start = found.start() + (len(marker) if label else 0)
+    return Reply(own=_TAG.sub("", body[:found.start()]).strip(), label=label,
+                 passages=_TAG.sub("", body[start:]).strip(), sources=header + block)
+
+
+def leads_with_refusal(own: str) -> bool:
+    """The reply's first sentence says the documents do not hold the answer («не нашёл», «нет в документах» …)."""
+    first = _FIRST_SENTENCE.match(own.strip())
+    return bool(first and _REFUSAL_LEAD.search(first.group(0)[:300]))
+
+
 def judge(answer: dict[str, Any], question: Question, evalset: EvalSet, referee: Judge) -> Verdict:
-    body, _, block = answer["text"].partition("Информация взята из:")
+    body, _, block = answer["text"].partition(SOURCES_HEADER)
     named = {line.lstrip("• ").strip() for line in block.splitlines() if line.strip()}
     cited = any(label in named and referee.holds(question, fragment["text"], fragment["source_identifier"])
                 for label, fragment in zip(answer["labels"], answer["fragments"]))
-    return Verdict(russian=is_russian(body), fact=has_fact(body, question), cited=cited,
-                   no_loop=not loops(body), short=len(body.strip()) <= MAX_CHARS, seconds=answer["seconds"],
-                   first_words=answer.get("first_words"), model_words=answer.get("model_words"),
-                   searched=bool(answer.get("tool_called")), passed=answer.get("gate_passed"),
-                   fallback=bool(answer.get("fallback")), near=bool(answer.get("gate_near")))
+    reply = split_reply(answer["text"])
+    refused = leads_with_refusal(reply.own)
+    verdict = Verdict(russian=is_russian(body), fact=has_fact(body, question), cited=cited,
+                      no_loop=not loops(body), short=len(body.strip()) <= MAX_CHARS, seconds=answer["seconds"],
+                      first_words=answer.get("first_words"), model_words=answer.get("model_words"),
+                      searched=bool(answer.get("tool_called")), passed=answer.get("gate_passed"),
+                      fallback=bool(answer.get("fallback")), near=bool(answer.get("gate_near")),
+                      answerable=question.answerable)
+    if question.answerable:
+        verdict.own_words = has_fact(reply.own, question)
+        verdict.refusal_with_answer = refused and verdict.fact
+    else:
+        judge_silent(verdict, reply, refused)
+    return verdict
+
+
+def judge_silent(verdict: Verdict, reply: Reply, refused: bool) -> None:
+    """An unanswerable question's reply: honest, invented, a passage presented as the answer."""
+    verdict.fact = verdict.cited = False
+    own_line = reply.own.splitlines()[-1] if reply.own else ""
+    nearest = bool(_NEAREST.search(f"{own_line} {reply.label}"))
+    verdict.passage_as_answer = bool(reply.passages) and not nearest
+    verdict.honest = refused and not verdict.passage_as_answer
+    verdict.invented = not refused and len(_WORDS.findall(reply.own)) >= 3
 
 
 # --------------------------------------------------------------------------- running
@@ -267,11 +383,14 @@ def main() -> None:
     parser.add_argument("--configs", default="before,after")
     parser.add_argument("--before-ref", default="main")
     parser.add_argument("--sets", default=",".join(SETS),
-                        help="needle sets to ask (default: the rule's two; `writer` is set D, the held-out one)")
+                        help="needle sets to ask (default: the rule's two; `writer` is set D, the held-out one; "
+                             "`metapost` and `doublecmd` are sets E and F, each with its unanswerable questions)")
     parser.add_argument("--every", type=int, default=4)
     parser.add_argument("--offset", type=int, default=0,
                         help="positions offset, offset+every, …: another sample for developing (0 is the measured one)")
     parser.add_argument("--dump", type=Path, default=None, help="write every answer and verdict as JSON")
+    parser.add_argument("--no-silent", action="store_true",
+                        help="leave out the sets' unanswerable questions (metapost, doublecmd: asked whole by default)")
     args = parser.parse_args()
     names = [n for n in args.configs.split(",") if n]
     unknown = [n for n in names if n != "before" and n not in CONFIGS]
@@ -296,10 +415,11 @@ def main() -> None:
     with stores(args.sets.split(",")) as sets:
         url = server.start()
         try:
-            by_id = {q.id: (q, s) for s in sets for q in picked(s, args.every, args.offset)}
+            by_id = {q.id: (q, s) for s in sets for q in asked(s, args.every, args.offset, not args.no_silent)}
             questions = [{"id": q.id, "text": q.text, "owner": s.owner} for q, s in by_id.values()]
+            silent = sum(not q.answerable for q, _ in by_id.values())
             print(f"{len(questions)} questions: every {args.every}th from position {args.offset} of "
-                  f"{', '.join(s.name for s in sets)}", flush=True)
+                  f"{', '.join(s.name for s in sets)}" + (f", and {silent} unanswerable" if silent else ""), flush=True)
             base_env = {k: v for k, v in os.environ.items() if not k.startswith(("GROVE_", "PREFECT_"))}
             base_env.update({"DATABASE_URL": os.environ["DATABASE_URL"], "GROVE_LOCAL_LLM_URL": url,
                              "GROVE_MODELS_DIR": str(settings.models_dir), "GROVE_DATA_DIR": str(work / "data"),
@@ -322,14 +442,24 @@ def main() -> None:
         referees = {s.name: Judge(s) for s in sets}
         verdicts = {name: {a["id"]: judge(a, by_id[a["id"]][0], by_id[a["id"]][1], referees[by_id[a["id"]][1].name])
                            for a in found} for name, found in answers.items()}
-    report(names, list(by_id), verdicts)
+    report(names, list(by_id), verdicts, {qid: evalset.name for qid, (_, evalset) in by_id.items()})
     if args.dump:
         args.dump.write_text(json.dumps({name: [{**a, "verdict": asdict(verdicts[name][a["id"]])} for a in found]
                                          for name, found in answers.items()}, ensure_ascii=False, indent=1))
 
 
-def report(names: list[str], ids: list[str], verdicts: dict[str, dict[str, Verdict]]) -> None:
-    print("\nPer question: R russian, F fact, C cited, L no loop, S short (· = failed); seconds; "
+def marks(v: Verdict) -> str:
+    """A question's flags: the five checks, W own words and ! refusal with answer; for an unanswerable
+    question H honest, I invented, P passage as answer (· = not)."""
+    if not v.answerable:
+        return "".join(m if ok else "·" for m, ok in [("H", v.honest), ("I", v.invented), ("P", v.passage_as_answer)])
+    return v.flags() + ("W" if v.own_words else "·") + ("!" if v.refusal_with_answer else "")
+
+
+def report(names: list[str], ids: list[str], verdicts: dict[str, dict[str, Verdict]],
+           set_of: dict[str, str] | None = None) -> None:
+    print("\nPer question: R russian, F fact, C cited, L no loop, S short, W own words (· = failed), ! refusal "
+          "with the answer shown; unanswerable: H honest, I invented, P passage as answer; seconds; "
           "g gate passed / n near band (nearest passages, no model) / x searched, gate shut / - not searched; "
           "* fallback\n")
     print("| question | " + " | ".join(names) + " |")
@@ -339,15 +469,17 @@ def report(names: list[str], ids: list[str], verdicts: dict[str, dict[str, Verdi
         for name in names:
             v = verdicts[name][qid]
             gate = "g" if v.passed else "n" if v.near else "x" if v.searched else "-"
-            cells.append(f"{v.flags()} {v.seconds:.0f}s {gate}{'*' if v.fallback else ''}")
+            cells.append(f"{marks(v)} {v.seconds:.0f}s {gate}{'*' if v.fallback else ''}")
         print(f"| {qid} | " + " | ".join(cells) + " |")
     print("\n| configuration | correct and cited | russian | fact | cited | no loop | short | "
           "s/answer median | p90 | first words median | p90 | model's words median | searched | gate passed | "
           "near band | fallback |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in names:
-        found = list(verdicts[name].values())
+        found = [v for v in verdicts[name].values() if v.answerable]
         n = len(found)
+        if not n:
+            continue
 
         def rate(attr: str, found: list[Verdict] = found) -> float:
             return sum(bool(getattr(v, attr)) for v in found) / len(found)
@@ -361,6 +493,29 @@ def report(names: list[str], ids: list[str], verdicts: dict[str, dict[str, Verdi
               f"{statistics.median(shown):.1f} | {shown[int(0.9 * (len(shown) - 1))]:.1f} | "
               f"{statistics.median(written):.1f} | {rate('searched'):.0%} | "
               f"{rate('passed'):.0%} | {rate('near'):.0%} | {rate('fallback'):.0%} |")
+    if set_of:
+        per_set(names, verdicts, set_of)
+
+
+def per_set(names: list[str], verdicts: dict[str, dict[str, Verdict]], set_of: dict[str, str]) -> None:
+    """Counts per configuration and set: answerable (correct and cited, own words, refusal with the
+    answer shown) and unanswerable (honest, invented, passage presented as the answer)."""
+    print("\n| configuration | set | answerable | correct and cited | own words | refusal with answer | "
+          "unanswerable | honest | invented | passage as answer |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name in names:
+        for set_name in dict.fromkeys(set_of.values()):
+            found = [v for qid, v in verdicts[name].items() if set_of.get(qid) == set_name]
+            yes = [v for v in found if v.answerable]
+            no = [v for v in found if not v.answerable]
+
+            def count(group: list[Verdict], attr: str) -> str:
+                hits = sum(bool(getattr(v, attr)) for v in group)
+                return f"{hits} ({hits / len(group):.0%})" if group else "—"
+
+            print(f"| {name} | {set_name} | {len(yes)} | {count(yes, 'correct_and_cited')} | {count(yes, 'own_words')} | "
+                  f"{count(yes, 'refusal_with_answer')} | {len(no)} | {count(no, 'honest')} | {count(no, 'invented')} | "
+                  f"{count(no, 'passage_as_answer')} |")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,13 @@ Sets (nothing here edits a set):
   Russian LibreOffice Writer how-to guides (HTML, ingested like ``gimp``). Written on 2026-11-24,
   after the quote selector and the local model's passages were chosen on the other sets: the
   held-out check of the offline answers (bench/answer_eval.py);
+* ``metapost`` — bench/sets/metapost_pdf_ru.json, 40 questions over the Russian MetaPost user's
+  manual (a LaTeX-made PDF, 106 pages, ingested as a file), and beside them
+  bench/sets/metapost_pdf_silent_ru.json, 15 questions the manual does not answer
+  (``EvalSet.silent``). Written on 2026-11-26 for the offline answers of issue 37;
+* ``doublecmd`` — bench/sets/doublecmd_docx_ru.json, 40 questions over four pages of the Russian
+  Double Commander help converted to DOCX (committed in bench/sets/docs/, ingested as files), and
+  bench/sets/doublecmd_docx_silent_ru.json, 15 unanswerable ones. Written with ``metapost``;
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -29,7 +36,9 @@ Sets (nothing here edits a set):
   always does).
 
 For the needle sets a chunk holds the answer when it contains one of the question's needles
-after the sets' normalisation (soft hyphens dropped, whitespace runs collapsed). The sets'
+after the sets' normalisation (soft hyphens dropped, whitespace runs collapsed). An unanswerable
+question (``answerable: false`` in a set's silent file) has no needles: no chunk holds its answer.
+A set's document path may be relative to bench/sets/ (the committed DOCX files). The sets'
 SHA256SUMS and each document's sha256 are checked before anything runs.
 
 What the production path wrote for each document is cached in ``.grove/cache/retrieval-eval/``
@@ -69,7 +78,9 @@ INGESTION_SETTINGS = ("chunking", "chunk_target_chars", "chunk_overlap_chars", "
                       "late_window_overlap_tokens", "embedding_model", "embedding_dtype", "embedding_runtime",
                       "embedding_max_tokens", "embedding_document_prompt", "embedding_document_title_prompt",
                       "chunk_merge_chars", "chunk_context")
-SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
+SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "doublecmd")
+# What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
+DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
 INGEST_BATCH = 40
 
@@ -107,6 +118,7 @@ class Question:
     text: str
     needles: list[str] = field(default_factory=list)  # needle sets
     answer: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # debian: doc name → spans
+    answerable: bool = True  # False: the documents do not answer it (a silent set's question)
 
 
 @dataclass
@@ -116,6 +128,8 @@ class EvalSet:
     questions: list[Question]
     # debian: normalised text of each ingested document, to locate chunks in it
     texts: dict[str, str] = field(default_factory=dict)
+    # questions on the set's topic that its documents do not answer (metapost, doublecmd)
+    silent: list[Question] = field(default_factory=list)
 
     @property
     def needle_based(self) -> bool:
@@ -138,11 +152,28 @@ def verify_frozen_sets() -> None:
                              "the frozen sets must not be edited — refusing to run")
 
 
-def load_needle_set(file_name: str, name: str) -> EvalSet:
+def load_needle_set(file_name: str, name: str, silent_file: str | None = None) -> EvalSet:
+    """A needle set; with `silent_file`, its unanswerable questions too (``EvalSet.silent``)."""
     data = json.loads((SETS_DIR / file_name).read_text(encoding="utf-8"))
+    docs = set_documents(data, file_name)
+    questions = [Question(q["id"], q["question"], needles=[normalise(n) for n in q["needles"]])
+                 for q in data["questions"]]
+    silent: list[Question] = []
+    if silent_file is not None:
+        beside = json.loads((SETS_DIR / silent_file).read_text(encoding="utf-8"))
+        if [d.sha256 for d in set_documents(beside, silent_file)] != [d.sha256 for d in docs]:
+            raise SystemExit(f"{silent_file} is not about the documents of {file_name}; refusing to run")
+        silent = [Question(q["id"], q["question"], answerable=False) for q in beside["questions"]]
+    return EvalSet(name, docs, questions, silent=silent)
+
+
+def set_documents(data: dict[str, Any], file_name: str) -> list[Doc]:
+    """A set file's documents (a relative path is under bench/sets/), each checked against its sha256."""
     docs = []
     for entry in data["documents"]:
         path = Path(entry["path"])
+        if not path.is_absolute():
+            path = SETS_DIR / path
         if not path.exists():
             raise SystemExit(f"{path} is missing: see bench/sets/README.md, 'Install the documents'")
         actual = sha256_file(path)
@@ -150,9 +181,7 @@ def load_needle_set(file_name: str, name: str) -> EvalSet:
             raise SystemExit(f"{path}: sha256 {actual} is not the one {file_name} was written for "
                              f"({entry['sha256']}); refusing to run")
         docs.append(Doc(path, actual, "html" if entry["format"] == "html" else "file"))
-    questions = [Question(q["id"], q["question"], needles=[normalise(n) for n in q["needles"]])
-                 for q in data["questions"]]
-    return EvalSet(name, docs, questions)
+    return docs
 
 
 def load_debian_set(with_distractors: bool = False) -> EvalSet:
@@ -202,6 +231,8 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "debian": lambda: load_debian_set(with_distractors),
         "libreoffice": lambda: load_needle_set("libreoffice_html_ru.json", "libreoffice"),
         "writer": lambda: load_needle_set("libreoffice_writer_html_ru.json", "writer"),
+        "metapost": lambda: load_needle_set("metapost_pdf_ru.json", "metapost", "metapost_pdf_silent_ru.json"),
+        "doublecmd": lambda: load_needle_set("doublecmd_docx_ru.json", "doublecmd", "doublecmd_docx_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 

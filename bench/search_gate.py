@@ -20,6 +20,10 @@ how often the fragments then shown to the model (the first `local_answer_fragmen
 answer — the needle, or for the Debian set the answer's passage — and how often it opens for
 each kind of negative. The threshold with the best mean of (positive pass rate − negative pass
 rate) over the stores is marked; the chosen one is a setting (GROVE_SEARCH_GATE_THRESHOLD).
+
+Sets are named as in bench/eval_stores.py (``--sets metapost,doublecmd`` too); the default is its
+``DEFAULT_SET_NAMES``. The silent questions of metapost and doublecmd (``EvalSet.silent``) are not
+probed here yet.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.eval_stores import SET_NAMES, EvalSet, Judge, Question, stores
+from bench.eval_stores import DEFAULT_SET_NAMES, SET_NAMES, EvalSet, Judge, Question, stores
 
 GENERAL = Path(__file__).resolve().parent / "gate" / "general_ru.json"
 GENERAL_SHA256 = "e584a57d0614a40316ab35b3815ed4973fa8394d7d07fe31aba2acaa78fd0f50"
@@ -86,7 +90,7 @@ def passes(value: float | None, threshold: float, higher_passes: bool) -> bool:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sets", default=",".join(SET_NAMES))
+    parser.add_argument("--sets", default=",".join(DEFAULT_SET_NAMES), help=f"any of {', '.join(SET_NAMES)}")
     parser.add_argument("--with-distractors", action="store_true", help="Debian store with its man pages")
     parser.add_argument("--score", default=None, help="gate score to sweep (default: the setting)")
     parser.add_argument("--thresholds", default=None, help="from:to:step (default by score)")
