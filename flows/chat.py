@@ -32,7 +32,8 @@ from grove.core.settings import get_settings
 from nodes.answering.answer_check import NOT_FOUND, CheckedAnswer, is_refusal
 from nodes.answering import answer_pipeline as pipeline
 from nodes.answering.answer_prompt import TEMPLATE, AnswerContext, Style, parts, render
-from nodes.store.chat_history import NO_ANSWER_MARK, ChatMessage, load_history, store_pair
+from nodes.store.chat_history import (NO_ANSWER_MARK, ChatMessage, Unanswered, answer_unanswered,
+                                      is_retry_request, load_history, store_pair, unanswered_turn)
 from nodes.store.dialogue_metrics import record_turn, report_turn
 from nodes.answering.llm import LLMError, LLMReply, answer_decoding, current_endpoint, llm_task
 from nodes.answering.opening import opened
@@ -304,8 +305,15 @@ def remote_draft(question: str, user_id: int, history: list[ChatMessage], policy
     return _Draft(reply=final, fragments=fragments, query=query, searched=query is not None, policy=policy)
 
 
+def keep_pair(user_id: int, session_id: str, question: str, answer: str, retried: Unanswered | None) -> None:
+    """The turn's pair in the history: a retried question's answer replaces its marker, so the pair
+    reads as the question and its answer; any other turn appends its own."""
+    if retried is None or not answer_unanswered(user_id, retried, answer):
+        store_pair(user_id, session_id, question, answer)
+
+
 def planned_answer(question: str, user_id: int, session_id: str, history: list[ChatMessage],
-                   policy: TurnPolicy) -> ChatAnswer | None:
+                   policy: TurnPolicy, retried: Unanswered | None = None) -> ChatAnswer | None:
     """Seed 004: a non-simple question runs as a validated plan; None means "take the simple path"."""
     from flows.complex_query import complex_query
 
@@ -323,7 +331,7 @@ def planned_answer(question: str, user_id: int, session_id: str, history: list[C
     checked = (local_checked(run.text, question, run.fragments) if current_endpoint().is_local
                else pipeline.check(run.text, question, run.fragments))
     text = pipeline.compose(checked, run.fragments)
-    store_pair(user_id, session_id, question, text)
+    keep_pair(user_id, session_id, question, text, retried)
     record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards,
                 {"plan_steps": len(run.steps), "adaptations": len(run.adaptations),
                  "max_prompt_tokens": run.max_prompt_tokens, "fragments": len(run.fragments),
@@ -338,10 +346,15 @@ def planned_answer(question: str, user_id: int, session_id: str, history: list[C
 
 @flow(name="chat", flow_run_name="chat-user{user_id}")
 def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
+    # «ещё раз» right after a turn left unanswered: that turn's question is this turn's question —
+    # searched, answered and stored in its place; otherwise it is a message like any other.
+    retried = unanswered_turn(user_id, session_id) if is_retry_request(question) else None
+    if retried is not None:
+        question = retried.question
     history = load_history(user_id, session_id, pairs=get_settings().history_pairs)
     policy = prepare_turn(question, history)
     try:
-        planned = planned_answer(question, user_id, session_id, history, policy)
+        planned = planned_answer(question, user_id, session_id, history, policy, retried)
     except (LLMError, PlanError) as exc:
         log.error("plan failed for user %s: %s", user_id, exc)
         policy.signals.append(Signal(name="plan_failed"))
@@ -353,8 +366,10 @@ def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
         draft = (local_draft if local else remote_draft)(question, user_id, history, policy)
     except LLMError as exc:
         log.error("no answer for user %s: %s", user_id, exc)
-        store_pair(user_id, session_id, question, NO_ANSWER_MARK)
-        record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards, {"failed": True})
+        if retried is None:  # a failed retry leaves its question's pair as it was
+            store_pair(user_id, session_id, question, NO_ANSWER_MARK)
+        record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards,
+                    {"failed": True, "retried": retried is not None})
         return ChatAnswer(text=APOLOGY, failed=True, failure=f"LLM gave up: {exc}", signals=policy.signal_names,
                           guards=policy.guards)
     policy = draft.policy or policy
@@ -368,15 +383,17 @@ def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
         checked = pipeline.check(draft.reply, question, draft.fragments, searched=draft.searched)
     text = pipeline.compose(checked, draft.fragments)
     gate = draft.gate
-    store_pair(user_id, session_id, question, text)
+    keep_pair(user_id, session_id, question, text, retried)
     record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards,
-                {"tool_called": draft.query is not None, "fragments": len(draft.fragments),
+                {"retried": retried is not None,
+                 "tool_called": draft.query is not None, "fragments": len(draft.fragments),
                  "gate_score": gate.score if gate else None, "gate_passed": gate.passed if gate else None,
                  "gate_near": bool(gate and gate.near), "opened": draft.opened,
                  "degenerate": checked.degenerate, "quoted": checked.quoted,
                  "citations_moved": checked.citations_moved,
                  "citations_dropped": checked.citations_dropped})
     report_turn("chat", user_id, policy.signal_names, policy.guards,
+                (["a retry: the unanswered question answered"] if retried else []) +
                 [f"search: {draft.query!r}" if draft.query else "no search",
                  f"gate: {gate.score:.3f} → {gate_outcome(gate)}" if gate and gate.score is not None
                  else "gate: —",

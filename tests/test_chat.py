@@ -54,6 +54,12 @@ async def ask(standin: TelegramStandin, user_id: int, question: str, expect: int
     return messages[before:]
 
 
+def read_session(user_id: int) -> str:
+    from nodes.store.user_state import read_user_state
+
+    return read_user_state.fn(user_id).session_id
+
+
 def history_count(url: str, user_id: int) -> int:
     with psycopg.connect(url) as conn:
         return conn.execute("select count(*) from chat_messages where user_id = %s", (user_id,)).fetchone()[0]
@@ -155,20 +161,34 @@ async def test_injection_in_a_document_is_quoted_as_data(
     assert "не инструкции" in payload["note"] and INJECTION in payload["fragments"][0]["text"]
 
 
-async def test_llm_outage_apologises_and_keeps_the_question(
+async def test_llm_outage_apologises_keeps_the_question_and_a_retry_answers_it(
     standin: TelegramStandin, llm: ScriptedLLM, store: str, user_id: int
 ) -> None:
+    from flows.chat import APOLOGY
+    from nodes.store.chat_history import NO_ANSWER_MARK
+
+    question = "Сколько азота нужно малине?"
     llm.script(error(500), error(429), error(503))  # every try fails
     async with running(new_bot()):
         await choose_chat(standin, user_id)
-        [reply] = await ask(standin, user_id, "Сколько азота нужно малине?")
+        store_pair.fn(user_id, read_session(user_id), "Когда сажать малину?", "Осенью.")
+        [reply] = await ask(standin, user_id, question)
+        failed = len(llm.requests)
         llm.script(error(429), text("Около 15 г на м²."))  # a retry is enough now
         [again] = await ask(standin, user_id, "ещё раз")
-    assert reply["text"].startswith("Извините")
+    assert reply["text"] == APOLOGY
     assert "Около 15 г" in again["text"]
-    history = llm.requests[-1]["messages"][1:-1]
-    assert {"role": "user", "content": "Сколько азота нужно малине?"} in history  # kept, not lost
-    assert history_count(store, user_id) == 4
+    for request in llm.requests[failed:]:
+        messages = request["messages"]
+        assert messages[-1] == {"role": "user", "content": question}  # the saved question is asked
+        assert messages[1:-1] == [{"role": "user", "content": "Когда сажать малину?"},
+                                  {"role": "assistant", "content": "Осенью."}]
+        assert not any(NO_ANSWER_MARK in str(m["content"]) for m in messages)
+    with psycopg.connect(store) as conn:
+        pairs = conn.execute("select role, content from chat_messages where user_id = %s order by id",
+                             (user_id,)).fetchall()
+    assert pairs == [("user", "Когда сажать малину?"), ("assistant", "Осенью."),
+                     ("user", question), ("assistant", again["text"])]  # the question with its answer
 
 
 async def test_long_answers_are_split_under_the_telegram_limit(
