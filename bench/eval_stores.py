@@ -26,6 +26,10 @@ Sets (nothing here edits a set):
 * ``doublecmd`` — bench/sets/doublecmd_docx_ru.json, 40 questions over four pages of the Russian
   Double Commander help converted to DOCX (committed in bench/sets/docs/, ingested as files), and
   bench/sets/doublecmd_docx_silent_ru.json, 15 unanswerable ones. Written with ``metapost``;
+* ``texlive-dev``, ``gimp-dev`` — the questions of ``texlive`` and ``gimp`` with, beside each,
+  15 questions their documents do not answer (bench/sets/texlive_pdf_silent_ru.json,
+  gimp_html_silent_ru.json): the development side of issue 37's offline answers, sets E and F
+  being its check;
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -78,7 +82,7 @@ INGESTION_SETTINGS = ("chunking", "chunk_target_chars", "chunk_overlap_chars", "
                       "late_window_overlap_tokens", "embedding_model", "embedding_dtype", "embedding_runtime",
                       "embedding_max_tokens", "embedding_document_prompt", "embedding_document_title_prompt",
                       "chunk_merge_chars", "chunk_context")
-SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "doublecmd")
+SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "doublecmd", "texlive-dev", "gimp-dev")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -233,6 +237,8 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "writer": lambda: load_needle_set("libreoffice_writer_html_ru.json", "writer"),
         "metapost": lambda: load_needle_set("metapost_pdf_ru.json", "metapost", "metapost_pdf_silent_ru.json"),
         "doublecmd": lambda: load_needle_set("doublecmd_docx_ru.json", "doublecmd", "doublecmd_docx_silent_ru.json"),
+        "texlive-dev": lambda: load_needle_set("texlive_pdf_ru.json", "texlive-dev", "texlive_pdf_silent_ru.json"),
+        "gimp-dev": lambda: load_needle_set("gimp_html_ru.json", "gimp-dev", "gimp_html_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
