@@ -43,6 +43,12 @@ test-deps:
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq festival festvox-ru >/dev/null; \
 		else echo "speech tests need: sudo apt-get install festival festvox-ru"; fi; \
 	fi
+	@# real HTML pages, PDFs and EPUBs for the concurrent-extraction stress (tests/test_concurrent_extraction.py)
+	@if [ ! -d /usr/share/doc/debian-history/docs ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debian-history >/dev/null; \
+		else echo "the extraction stress needs: sudo apt-get install debian-history"; fi; \
+	fi
 
 # Debian's Tesseract with Russian: scans and photos of pages are read by OCR (nodes/ingestion/ocr.py).
 ocr-deps:

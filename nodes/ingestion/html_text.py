@@ -36,6 +36,7 @@ from typing import Any
 
 
 from grove.core.ingest_types import ExtractedDocument, Section
+from nodes.ingestion.native import with_libxml
 
 # elements that never carry readable text
 _SKIP_TAGS = {
@@ -340,10 +341,13 @@ def parse_tree(html: str) -> Any:
     return lxml_html.document_fromstring(cleaned)
 
 
+@with_libxml
 def extract(html: str, url: str | None = None) -> HtmlExtraction:
     """The page's main text with every inline element, its title, metadata and sections.
 
-    Raises ValueError when the markup cannot be parsed at all.
+    Runs under the process-wide libxml2 lock (`nodes.ingestion.native`): trafilatura and lxml in
+    two threads at once may crash the process. Raises ValueError when the markup cannot be
+    parsed at all.
     """
     from lxml.etree import ParserError
 

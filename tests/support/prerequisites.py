@@ -26,3 +26,10 @@ def ocr_missing() -> str | None:
     from nodes.ingestion import ocr
 
     return None if ocr.available() else "tesseract-ocr with Russian missing: make ocr-deps"
+
+
+def history_documents_missing() -> str | None:
+    """None when Debian's project history (HTML, PDF, EPUB) is installed, else the fix."""
+    from tests.support.extraction_stress import HISTORY_DOCS
+
+    return None if HISTORY_DOCS.is_dir() else "debian-history missing: make test-deps"

@@ -8,6 +8,7 @@ import re
 import zipfile
 from typing import Any
 
+from nodes.ingestion.native import with_libxml
 from nodes.ingestion.formats.base import Blocks, Format, Upload, empty, file_stem, is_junk_title, sections_from_blocks
 from nodes.ingestion.formats.zipped import has_parts
 from grove.core.ingest_types import ExtractedDocument, IngestError
@@ -77,6 +78,7 @@ def _blocks(document: Any) -> tuple[Blocks, int, int, str | None]:
     return blocks, paragraphs, tables, title
 
 
+@with_libxml  # python-docx is lxml
 def parse(upload: Upload) -> ExtractedDocument:
     import docx
     from docx.opc.exceptions import PackageNotFoundError

@@ -14,6 +14,7 @@ import zipfile
 from lxml import etree
 
 from nodes.ingestion.formats.base import Blocks, Format, Upload
+from nodes.ingestion.native import with_libxml
 from nodes.ingestion.formats.zipped import BROKEN, XML_PARSER, Parsed, document, text_of
 from grove.core.ingest_types import ExtractedDocument, IngestError
 
@@ -82,6 +83,7 @@ def _zipped_book(upload: Upload) -> str | None:
     return books[0] if len(books) == 1 else None
 
 
+@with_libxml
 def parse(upload: Upload) -> ExtractedDocument:
     try:
         if upload.signature == "zip":

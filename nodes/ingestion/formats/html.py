@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from nodes.ingestion.formats.text import decode_body
+from nodes.ingestion.native import with_libxml
 from nodes.ingestion.formats.base import Format, Upload, empty, file_stem, is_junk_title
 from grove.core.ingest_types import ExtractedDocument, IngestError
 
@@ -13,6 +14,7 @@ _HTML_START = re.compile(rb"^\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*<(?:!docty
                          re.I | re.S)
 
 
+@with_libxml
 def parse(upload: Upload) -> ExtractedDocument:
     from nodes.ingestion import html_text
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
+from nodes.ingestion.native import with_libxml
 from nodes.ingestion.formats.base import Blocks, Format, Upload, empty, file_stem, is_junk_title, sections_from_blocks
 from grove.core.ingest_types import ExtractedDocument, IngestError
 
@@ -87,6 +88,7 @@ def zip_format(reader: Callable[[zipfile.ZipFile], Parsed], *, name: str, label:
     return fmt
 
 
+@with_libxml
 def read_zip(upload: Upload, fmt: Format, reader: Callable[[zipfile.ZipFile], Parsed]) -> ExtractedDocument:
     """Run `reader` on the archive; a failure is the format's «файл повреждён», an archive
     without text is «нет текста»."""
