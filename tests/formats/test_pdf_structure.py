@@ -1,4 +1,4 @@
-"""A PDF's structure (`nodes.ingestion.formats.pdf_structure`): drawn font sizes, body size,
+"""A PDF's structure (`nodes.ingestion.formats.pdf_structure`): body size,
 headings from the outline or from larger fonts, a title from the first page's largest line,
 and the section spans headings open over the page texts."""
 
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 
+import pypdfium2 as pdfium
 from pypdf import PdfReader, PdfWriter
 
 from nodes.ingestion.formats.pdf_structure import (
@@ -15,17 +16,9 @@ from nodes.ingestion.formats.pdf_structure import (
     font_headings,
     locate_sections,
     outline_headings,
-    run_size,
     title_from_fonts,
 )
 from tests.support.documents import make_pdf
-
-
-def test_the_drawn_size_is_the_font_size_scaled_by_both_matrices() -> None:
-    assert run_size([1, 0, 0, 1, 0, 0], [1, 0, 0, 1, 0, 0], 11) == 11
-    assert run_size([1, 0, 0, 2, 0, 0], [1, 0, 0, 1.5, 0, 0], 10) == 30
-    assert run_size([1, 0, 0, 1, 0, 0], [1, 0, 0, 1, 0, 0], -12) == 12  # a mirrored font is no smaller
-    assert round(run_size([1, 0, 0, 1, 0, 0], [0, 1, -1, 0, 0, 0], 9), 6) == 9  # rotated text
 
 
 def test_the_body_size_is_the_size_most_characters_are_set_in() -> None:
@@ -83,6 +76,13 @@ def test_the_outline_gives_headings_with_their_nesting_and_pages() -> None:
     writer.add_outline_item(title="Глава 2 Уход", page_number=3)
     out = io.BytesIO()
     writer.write(out)
-    assert outline_headings(PdfReader(io.BytesIO(out.getvalue()))) == [
+    assert outline_headings(pdfium.PdfDocument(out.getvalue())) == [
         Heading("Глава 1 Посадка", 1, 1), Heading("Раздел 1.1 Яма", 2, 2), Heading("Глава 2 Уход", 3, 1)]
-    assert outline_headings(PdfReader(io.BytesIO(source.getvalue()))) == []
+    assert outline_headings(pdfium.PdfDocument(source.getvalue())) == []
+
+
+def test_an_outline_title_without_the_printed_spaces_finds_its_heading() -> None:
+    pages = ["3.1.1 UNIX\nЗапустите install-tl.\n3.1.2 Mac OS X\nОткройте пакет MacTeX."]
+    sections = locate_sections(pages, [Heading("UNIX", 0, 2), Heading("MacOSX", 0, 2)])
+    assert [(pages[0][s.start:s.end], s.path) for s in sections] == [
+        ("3.1.1 UNIX\nЗапустите install-tl.\n", ["UNIX"]), ("3.1.2 Mac OS X\nОткройте пакет MacTeX.", ["MacOSX"])]

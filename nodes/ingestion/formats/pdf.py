@@ -1,50 +1,80 @@
-"""PDF (pypdf): one string per physical page, cleaned of running headers/footers, dot leaders
-and line-end hyphenation, with the page labels the PDF prints, and sections from its outline
-or its font sizes (`pdf_layout`, `pdf_structure`). Encrypted and corrupt PDFs get their own refusals; a PDF
+"""PDF: one string per physical page, cleaned of running headers/footers, dot leaders and
+line-end hyphenation, with the page labels the PDF prints, and sections from its outline or its
+font sizes (`pdf_layout`, `pdf_structure`). Encrypted and corrupt PDFs get their own refusals; a PDF
 without a text layer (a scan) is read by OCR, page by page, up to `ocr_max_pages`.
+
+The text layer, page labels, outline and metadata are read by PDFium in one pass under the
+process-wide PDFium lock; pages that fail the text check are read again by pypdf, and scans'
+images are taken by pypdf (`pdf_text` says why and what was measured).
 
 `parse_pdf_source` also reads PDFs fetched from links (`nodes.ingestion.fetch_url`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from grove.core.settings import get_settings
-from nodes.ingestion.formats import pdf_layout, pdf_structure
-from nodes.ingestion.formats.base import Format, Upload, clean_text, file_stem, is_junk_title
+from nodes.ingestion import native
+from nodes.ingestion.formats import pdf_layout, pdf_structure, pdf_text
+from nodes.ingestion.formats.base import Format, Upload, file_stem, is_junk_title
 from grove.core.ingest_types import ExtractedDocument, IngestError
 
 CORRUPT = "Не удалось открыть PDF: файл повреждён."
+ENCRYPTED = "PDF защищён паролем — снимите защиту и пришлите файл снова."
+UNSUPPORTED_SECURITY = "PDF зашифрован способом, который я не умею открывать."
 
 
-def _page_labels(reader: Any, count: int) -> list[str]:
+def _page_labels(pdf: Any, count: int) -> list[str]:
     """The page numbers the PDF prints (its /PageLabels), physical numbers where it defines none."""
-    try:
-        labels = [str(label) for label in reader.page_labels]
-    except Exception:  # a malformed /PageLabels tree: physical numbers are still right
-        labels = []
-    if len(labels) != count or not all(label.strip() for label in labels):
+    labels = [pdf.get_page_label(index) for index in range(count)]
+    if not all(label.strip() for label in labels):
         return [str(i + 1) for i in range(count)]
     return labels
 
 
-def _read_pages(reader: Any) -> tuple[list[str], list[list[pdf_structure.Run]]]:
-    """Each page's text and the font size of every piece of it (one pypdf pass)."""
-    texts: list[str] = []
-    runs: list[list[pdf_structure.Run]] = []
-    for page in reader.pages:
-        page_runs: list[pdf_structure.Run] = []
+@dataclass
+class _Layer:
+    """What PDFium read: page texts and font-size runs, labels, outline and metadata."""
 
-        def visit(text: str, cm: Any, tm: Any, _font: Any, size: float,
-                  into: list[pdf_structure.Run] = page_runs) -> None:
-            if text:
-                into.append(pdf_structure.Run(text, pdf_structure.run_size(cm, tm, size or 0.0)))
+    pages: list[str]
+    runs: list[list[pdf_structure.Run]]
+    labels: list[str]
+    headings: list[pdf_structure.Heading]
+    title: str
+    author: str
 
-        texts.append(clean_text(page.extract_text(visitor_text=visit) or ""))
-        runs.append(page_runs)
-    return texts, runs
+
+def _read(source: bytes | Path, identifier: str) -> _Layer:
+    """Everything PDFium gives, in one pass under the PDFium lock; every handle is closed before
+    the lock is let go."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
+
+    with native.PDFIUM:
+        try:
+            pdf = pdfium.PdfDocument(source)
+        except pdfium.PdfiumError as exc:
+            if exc.err_code == pdfium_c.FPDF_ERR_PASSWORD:
+                raise IngestError(ENCRYPTED, f"encrypted PDF {identifier}") from exc
+            if exc.err_code == pdfium_c.FPDF_ERR_SECURITY:
+                raise IngestError(UNSUPPORTED_SECURITY, f"{identifier}: {exc}") from exc
+            raise IngestError(CORRUPT, f"corrupt PDF {identifier}: {exc}") from exc
+        except OSError as exc:
+            raise IngestError(CORRUPT, f"unreadable PDF {identifier}: {exc!r}") from exc
+        try:
+            count = len(pdf)
+            read = [pdf_text.read_page(pdf, index) for index in range(count)]
+            info = pdf.get_metadata_dict()
+            return _Layer(pages=[text for text, _ in read], runs=[runs for _, runs in read],
+                          labels=_page_labels(pdf, count), headings=pdf_structure.outline_headings(pdf),
+                          title=(info.get("Title") or "").strip(), author=(info.get("Author") or "").strip())
+        except pdfium.PdfiumError as exc:  # a page PDFium cannot load
+            raise IngestError(CORRUPT, f"corrupt PDF {identifier}: {exc}") from exc
+        finally:
+            pdf.close()
 
 
 def clean_pages(raw_pages: list[str], labels: list[str]) -> tuple[list[str], dict[str, int]]:
@@ -67,63 +97,54 @@ def clean_pages(raw_pages: list[str], labels: list[str]) -> tuple[list[str], dic
 def parse_pdf_source(source: str | Path | IO[bytes], identifier: str) -> ExtractedDocument:
     """Clean text of a PDF (a path or a binary stream): one string per physical page,
     page labels, title and sections (`pdf_layout`, `pdf_structure`)."""
-    from pypdf import PasswordType, PdfReader
-    from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError, PyPdfError
-
-    encrypted = IngestError("PDF защищён паролем — снимите защиту и пришлите файл снова.",
-                            f"encrypted PDF {identifier}")
-    try:
-        reader = PdfReader(source, strict=False)
-        if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
-            raise encrypted
-        raw_pages, runs = _read_pages(reader)
-        labels = _page_labels(reader, len(raw_pages))
-        headings = pdf_structure.outline_headings(reader)
-        info = reader.metadata
-        title = (info.title or "").strip() if info else ""
-        author = (info.author or "").strip() if info else ""
-    except IngestError:
-        raise
-    except FileNotDecryptedError as exc:
-        raise encrypted from exc
-    except DependencyError as exc:
-        raise IngestError("PDF зашифрован способом, который я не умею открывать.", f"{identifier}: {exc}") from exc
-    except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError, AttributeError,
-            IndexError, AssertionError, RecursionError, OSError, UnicodeError) as exc:
-        raise IngestError(CORRUPT, f"corrupt PDF {identifier}: {exc!r}") from exc
+    data: bytes | Path = Path(source) if isinstance(source, (str, Path)) else source.read()
+    layer = _read(data, identifier)
+    raw_pages, runs = layer.pages, layer.runs
     if not raw_pages:
         raise IngestError(CORRUPT, f"PDF {identifier} has no pages")
+    rechecked = pdf_text.recheck(raw_pages, data)
     ocr_pages = 0
     if not any(raw_pages):
-        raw_pages = scanned_pages(reader, identifier)
+        raw_pages = scanned_pages(data, identifier)
         runs = [[] for _ in raw_pages]  # no fonts in a scan: no font-size headings
         ocr_pages = len([p for p in raw_pages if p])
-    pages, counts = clean_pages(raw_pages, labels)
+    pages, counts = clean_pages(raw_pages, layer.labels)
     body = pdf_structure.body_size(runs)
-    if not headings:
-        headings = pdf_structure.font_headings(runs, body)
+    headings = layer.headings or pdf_structure.font_headings(runs, body)
+    title = layer.title
     if is_junk_title(title):
         title = pdf_structure.title_from_fonts(runs[0], body) or file_stem(identifier)
     return ExtractedDocument(
         source_type="pdf",
         source_identifier=identifier,
         title=title or None,
-        author=author or None,
+        author=layer.author or None,
         text=pdf_layout.PAGE_SEPARATOR.join(pages),
         pages=pages,
-        page_labels=labels,
+        page_labels=layer.labels,
         sections=pdf_structure.locate_sections(pages, headings),
         meta={"page_count": len(pages), "empty_pages": sum(1 for p in pages if not p), **counts,
-              "headings": len(headings), "ocr_pages": ocr_pages},
+              "headings": len(headings), "ocr_pages": ocr_pages, "pages_read_by_pypdf": rechecked},
     )
 
 
-def scanned_pages(reader: Any, identifier: str) -> list[str]:
-    """A PDF without a text layer, read by OCR from each page's images (at most `ocr_max_pages`)."""
+def scanned_pages(source: bytes | Path, identifier: str) -> list[str]:
+    """A PDF without a text layer, read by OCR from each page's images (at most `ocr_max_pages`);
+    pypdf takes the images out."""
+    import io
+
+    from pypdf import PdfReader
+
     from nodes.ingestion import ocr
     from grove.core import progress
 
-    count = len(reader.pages)
+    try:
+        reader = PdfReader(io.BytesIO(source) if isinstance(source, bytes) else source, strict=False)
+        if reader.is_encrypted:
+            reader.decrypt("")
+        count = len(reader.pages)
+    except Exception as exc:  # pypdf cannot open what PDFium read
+        raise IngestError("Не удалось прочитать изображения в скане PDF.", f"{identifier}: {exc!r}") from exc
     if not ocr.available():
         raise IngestError("В этом PDF нет текстового слоя — похоже, это скан. Распознавание сканов на этом "
                           "сервере не установлено (нужен tesseract-ocr).",

@@ -1,6 +1,6 @@
 """PDF text without layout debris: the cleaning half of reading a PDF (`nodes.ingestion.formats.pdf`).
 
-pypdf gives one string per page exactly as the page is drawn, so the text still
+The text layer (`pdf_text`) is one string per page as the page is drawn, so the text still
 carries the layout: words hyphenated at line ends («Дво-\\nичный»), running
 headers and footers on every page («1 ВВЕДЕНИЕ 2», «© 2010-2017, Ubuntu
 Developers…»), "continued on next page" markers, blank pages. This module

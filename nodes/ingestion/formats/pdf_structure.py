@@ -7,7 +7,6 @@ there.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -28,15 +27,10 @@ _SPACES = re.compile(r"\s+")
 
 @dataclass
 class Run:
-    """A piece of text drawn with one font size (pypdf's visitor callback)."""
+    """A piece of text drawn with one font size (PDFium's size of its characters)."""
 
     text: str
     size: float
-
-
-def run_size(cm: Sequence[float], tm: Sequence[float], font_size: float) -> float:
-    """The size the text is drawn at: the font size scaled by the text and current matrices."""
-    return abs(font_size) * math.hypot(tm[2], tm[3]) * math.hypot(cm[2], cm[3])
 
 
 def body_size(pages: Sequence[Sequence[Run]]) -> float:
@@ -95,25 +89,17 @@ def font_headings(pages: Sequence[Sequence[Run]], body: float) -> list[Heading]:
     return [Heading(text, index, sizes.index(round(size, 1)) + 1) for index, text, size in found]
 
 
-def outline_headings(reader: Any) -> list[Heading]:
-    """The PDF's outline (bookmarks) as headings, in document order."""
+def outline_headings(pdf: Any) -> list[Heading]:
+    """The PDF's outline (bookmarks) as headings, in document order (a pypdfium2 document,
+    under the PDFium lock)."""
     headings: list[Heading] = []
-
-    def walk(items: Sequence[Any], level: int) -> None:
-        for item in items:
-            if isinstance(item, list):
-                walk(item, level + 1)
-                continue
-            try:
-                page = reader.get_destination_page_number(item)
-            except Exception:  # a broken destination: skip the entry, keep the rest
-                continue
-            title = _SPACES.sub(" ", str(getattr(item, "title", "") or "")).strip()
-            if title and page is not None and page >= 0:
-                headings.append(Heading(title, page, level))
-
     try:
-        walk(reader.outline, 1)
+        for bookmark in pdf.get_toc():
+            destination = bookmark.get_dest()  # PDFium follows a GoTo action too
+            page = destination.get_index() if destination is not None else None
+            title = _SPACES.sub(" ", bookmark.get_title() or "").strip()
+            if title and page is not None and page >= 0:
+                headings.append(Heading(title, page, bookmark.level + 1))
     except Exception:  # a malformed outline is not worth failing the document for
         return []
     return headings
@@ -123,10 +109,11 @@ def outline_headings(reader: Any) -> list[Heading]:
 
 
 def _heading_pattern(title: str) -> re.Pattern[str]:
-    """The heading as printed: its words in order, any whitespace between, any case,
+    """The heading as printed: its letters in order, any whitespace between them (outline titles
+    are often written without the spaces the page prints: «MacOSX» for «Mac OS X»), any case,
     optionally after a number («3.1 »), at the start of a line."""
-    words = [re.escape(word) for word in title.split()]
-    return re.compile(r"(?m)^[ \t]*(?:[\dA-Za-zА-Яа-я]{1,3}(?:\.\d+)*\.?[ \t]+)?" + r"\s+".join(words),
+    letters = [re.escape(char) for char in title if not char.isspace()]
+    return re.compile(r"(?m)^[ \t]*(?:[\dA-Za-zА-Яа-я]{1,3}(?:\.\d+)*\.?[ \t]+)?" + r"\s*".join(letters),
                       re.I)
 
 
