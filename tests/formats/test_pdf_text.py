@@ -56,7 +56,7 @@ def test_pdfium_hyphen_marks_soft_hyphens_and_ligatures_are_normalised() -> None
 def test_a_page_that_fails_the_check_is_read_again_by_pypdf() -> None:
     pdf = pdfium.PdfDocument(MATH_PAGE.read_bytes())
     try:
-        pdfium_text, _ = pdf_text.read_page(pdf, 0)
+        pdfium_text = pdf_text.read_text(pdf, 0)
     finally:
         pdf.close()
     assert "∗spanishligs\x04" in pdfium_text and not pdf_text.check(pdfium_text).passed

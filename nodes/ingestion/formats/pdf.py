@@ -37,7 +37,8 @@ def _page_labels(pdf: Any, count: int) -> list[str]:
 
 @dataclass
 class _Layer:
-    """What PDFium read: page texts and font-size runs, labels, outline and metadata."""
+    """What PDFium read: page texts, labels, outline, metadata, and font-size runs when the
+    structure needs them (no outline, or a junk title)."""
 
     pages: list[str]
     runs: list[list[pdf_structure.Run]]
@@ -48,8 +49,10 @@ class _Layer:
 
 
 def _read(source: bytes | Path, identifier: str) -> _Layer:
-    """Everything PDFium gives, in one pass under the PDFium lock; every handle is closed before
-    the lock is let go."""
+    """Everything PDFium gives, under the PDFium lock; every handle is closed before the lock is
+    let go. Characters' sizes cost a call each (about twice what the page's text costs, on the
+    STEAD3 and Debian installation manuals), so they are read only when the PDF has no outline or
+    its title is junk."""
     import pypdfium2 as pdfium
     import pypdfium2.raw as pdfium_c
 
@@ -66,11 +69,14 @@ def _read(source: bytes | Path, identifier: str) -> _Layer:
             raise IngestError(CORRUPT, f"unreadable PDF {identifier}: {exc!r}") from exc
         try:
             count = len(pdf)
-            read = [pdf_text.read_page(pdf, index) for index in range(count)]
             info = pdf.get_metadata_dict()
-            return _Layer(pages=[text for text, _ in read], runs=[runs for _, runs in read],
-                          labels=_page_labels(pdf, count), headings=pdf_structure.outline_headings(pdf),
-                          title=(info.get("Title") or "").strip(), author=(info.get("Author") or "").strip())
+            layer = _Layer(pages=[pdf_text.read_text(pdf, index) for index in range(count)],
+                           runs=[[] for _ in range(count)], labels=_page_labels(pdf, count),
+                           headings=pdf_structure.outline_headings(pdf),
+                           title=(info.get("Title") or "").strip(), author=(info.get("Author") or "").strip())
+            if not layer.headings or is_junk_title(layer.title):  # font sizes are needed
+                layer.runs = [pdf_text.read_runs(pdf, index) for index in range(count)]
+            return layer
         except pdfium.PdfiumError as exc:  # a page PDFium cannot load
             raise IngestError(CORRUPT, f"corrupt PDF {identifier}: {exc}") from exc
         finally:

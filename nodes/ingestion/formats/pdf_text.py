@@ -32,8 +32,8 @@ decides as for any extractor whether the word is joined («хра-\\nнения�
 letters by NFKC — applied to that block only, as NFKC elsewhere would change what the document
 prints (superscripts, «№», full-width forms).
 
-PDFium is not thread-safe (`nodes.ingestion.native.PDFIUM`): `read_page` must be called under
-that lock; pypdf is pure Python and runs outside it.
+PDFium is not thread-safe (`nodes.ingestion.native.PDFIUM`): `read_text` and `read_runs` must be
+called under that lock; pypdf is pure Python and runs outside it.
 """
 
 from __future__ import annotations
@@ -108,22 +108,37 @@ def glued_runs(text: str) -> list[str]:
 # --- PDFium -------------------------------------------------------------------------
 
 
-def read_page(pdf: Any, index: int) -> tuple[str, list[Run]]:
-    """One page's clean, normalised text and its runs of one drawn font size (call under `PDFIUM`)."""
+def read_text(pdf: Any, index: int) -> str:
+    """One page's clean, normalised text (call under `PDFIUM`)."""
+    page = pdf[index]
+    try:
+        textpage = page.get_textpage()
+        try:
+            text = textpage.get_text_range() if textpage.count_chars() > 0 else ""
+        finally:
+            textpage.close()
+    finally:
+        page.close()
+    return clean_text(normalise(text))
+
+
+def read_runs(pdf: Any, index: int) -> list[Run]:
+    """One page's runs of one drawn font size (call under `PDFIUM`). A call per character, so
+    read only for what needs sizes: font-size headings, a title from the largest line."""
     import pypdfium2.raw as pdfium_c
 
     page = pdf[index]
     try:
         textpage = page.get_textpage()
         try:
-            count = textpage.count_chars()
-            text = textpage.get_text_range() if count > 0 else ""
-            sizes = [pdfium_c.FPDFText_GetFontSize(textpage, k) for k in range(max(count, 0))]
+            count = max(textpage.count_chars(), 0)
+            text = textpage.get_text_range() if count else ""
+            sizes = [pdfium_c.FPDFText_GetFontSize(textpage, k) for k in range(count)]
         finally:
             textpage.close()
     finally:
         page.close()
-    return clean_text(normalise(text)), _runs(text, sizes)
+    return _runs(text, sizes)
 
 
 def _runs(text: str, sizes: Sequence[float]) -> list[Run]:
