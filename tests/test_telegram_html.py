@@ -41,3 +41,32 @@ def test_whatever_the_model_writes_the_html_parses(text: str) -> None:
 
 def test_the_plain_fallback_drops_markers_only() -> None:
     assert plain("**Важно:** `2 л`, [сайт](https://e.org)") == "Важно: 2 л, сайт (https://e.org)"
+
+
+ANSWER_WITH_PASSAGES = """Главный файл игры называется `main3.lua` [1].
+
+Из документа:
+> «Чтобы игра запускалась на STEAD3, главный файл должен называться main3.lua.»
+> «Файл main.lua читается старыми версиями <2.0 & выше.»"""
+
+
+def test_quoted_passages_fold_into_one_expandable_blockquote() -> None:
+    converted = markdown_html(ANSWER_WITH_PASSAGES)
+    assert converted.splitlines()[:3] == ["Главный файл игры называется <code>main3.lua</code> [1].", "",
+                                          "Из документа:"]
+    assert converted.count("<blockquote expandable>") == 1 and converted.endswith("</blockquote>")
+    assert "&lt;2.0 &amp; выше" in converted  # a document's words are escaped, never read as Markdown
+    error, visible = _parse_markup(converted, "HTML")
+    assert error is None and "main3.lua.»\n«Файл main.lua" in visible and ">" not in visible.replace("->", "")
+
+
+def test_the_plain_fallback_keeps_the_passages_without_their_markers() -> None:
+    assert plain(ANSWER_WITH_PASSAGES).splitlines()[-2:] == [
+        "«Чтобы игра запускалась на STEAD3, главный файл должен называться main3.lua.»",
+        "«Файл main.lua читается старыми версиями <2.0 & выше.»"]
+
+
+def test_a_piece_cut_inside_the_passages_still_parses() -> None:
+    for piece in (ANSWER_WITH_PASSAGES[:120], ANSWER_WITH_PASSAGES[120:]):
+        error, _ = _parse_markup(markdown_html(piece), "HTML")
+        assert error is None, piece

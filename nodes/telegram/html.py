@@ -5,7 +5,9 @@ Telegram message shows it verbatim unless it is sent with a parse mode. Telegram
 MarkdownV2 needs every `.`, `-`, `(` … escaped and rejects a message for one stray
 character, so answers go as HTML, which needs only `<`, `>` and `&` escaped: the Markdown
 constructs become `<b>`, `<i>`, `<s>`, `<code>`, `<pre>`, `<a href>`, headings bold lines,
-list markers bullets, and everything else is escaped text.
+list markers bullets, and everything else is escaped text. Lines opening with `>` — the passages
+grove quotes under an answer — become one folded `<blockquote expandable>`: the answer's own words
+stay on screen, the document's words are a tap away.
 
 A message Telegram still refuses is re-sent as plain text (`plain`), never lost.
 """
@@ -25,6 +27,7 @@ _ITALIC = (re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])")
            re.compile(r"(?<![\w_])_(?=[^\s_])([^_\n]+?)(?<=[^\s_])_(?![\w_])"))
 _STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
 _TAG = re.compile(r"<(/?)(b|i|s|code|a)\b[^>]*>")
+_QUOTED = re.compile(r"^\s{0,3}>\s?(.*)$")
 
 
 def _nested(converted: str) -> bool:
@@ -56,10 +59,19 @@ def _inline(line: str) -> str:
 
 
 def markdown_html(text: str) -> str:
-    """Telegram HTML for a Markdown text (one message's worth)."""
+    """Telegram HTML for a Markdown text (one message's worth); quoted lines (`>`) are folded, their
+    text escaped as it is (a document's words, not the model's Markdown)."""
     out: list[str] = []
     code: list[str] | None = None
+    quoted: list[str] = []
     for line in text.split("\n"):
+        inside = _QUOTED.match(line) if code is None else None
+        if quoted and inside is None:
+            out.append(_folded(quoted))
+            quoted = []
+        if inside is not None:
+            quoted.append(inside.group(1))
+            continue
         if _FENCE.match(line):
             if code is None:
                 code = []
@@ -78,7 +90,14 @@ def markdown_html(text: str) -> str:
             out.append(_inline(line))
     if code is not None:  # an unclosed fence (or a message split inside one) still shows as code
         out.append(f"<pre>{html.escape(chr(10).join(code), quote=False)}</pre>")
+    if quoted:
+        out.append(_folded(quoted))
     return "\n".join(out)
+
+
+def _folded(lines: list[str]) -> str:
+    """Quoted lines as one expandable blockquote (Telegram shows its first lines and «show more»)."""
+    return f"<blockquote expandable>{html.escape(chr(10).join(lines), quote=False)}</blockquote>"
 
 
 def plain(text: str) -> str:
@@ -86,6 +105,9 @@ def plain(text: str) -> str:
     lines = [line for line in text.split("\n") if not _FENCE.match(line)]
     result = []
     for line in lines:
+        if inside := _QUOTED.match(line):
+            result.append(inside.group(1))
+            continue
         if heading := _HEADING.match(line):
             line = heading.group(1)
         elif bullet := _BULLET.match(line):
