@@ -142,3 +142,26 @@ def test_a_sentence_cut_differently_in_another_chunk_is_still_not_quoted_twice()
     quotes = choose("Чем подкормить малину весной?", [longer, SPRING, AUTUMN], None,
                     Choice(second_ratio=0.0, max_chars=1000))
     assert quotes[0].fragment == 1 and all(q.fragment != 2 for q in quotes)
+
+
+# The GIMP 2.10 manual as Debian ships it in Russian (gimp-tool-free-select.html): untranslated English
+# sentences among the Russian ones.
+FREE_SELECT = ("Or release the mouse button and drag to draw a polygonal selection. When the end point is on top "
+               "of the starting point, click to close the selection. Press the Ctrl key and click on the end point: "
+               "moving the mouse pointer forces moving angles to 15°; so, you can draw horizontal or vertical lines "
+               "easily. В режиме многоугольника выделение является предварительным; бегущий пунктир присутствует, "
+               "но маленький жёлтый кружок ещё не исчез: выделение можно скопировать, а также, нажав клавишу "
+               "Backspace, можно вернуться к предыдущему шагу создания выделения (снова разомкнуть выделение) и "
+               "редактировать его.")
+
+
+def test_a_russian_question_is_not_answered_with_english_prose() -> None:
+    quotes = choose("Как замкнуть выделение в режиме многоугольника?", [FREE_SELECT], None,
+                    Choice(following=3, max_chars=1200))
+    assert quotes and quotes[0].text.startswith("В режиме многоугольника")
+    assert "release the mouse" not in quotes[0].text and "Press the Ctrl" not in quotes[0].text
+
+
+def test_english_prose_is_quoted_when_nothing_else_is_there() -> None:
+    english = FREE_SELECT.split(" В режиме")[0]
+    assert choose("Как замкнуть выделение?", [english], None, Choice())

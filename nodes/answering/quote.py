@@ -18,6 +18,7 @@ quotes the best passage of two fragments: bench/quote_eval.py measured both step
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -33,6 +34,7 @@ MIN_QUOTE_CHARS = 200
 MIN_SECOND_QUOTE_CHARS = 120  # a second quote cut shorter than this is left out
 QUOTE_LEAD = "Из документа:"
 NEAREST_LEAD = "Прямого ответа в документах не нашёл. Ближе всего к вопросу вот это:"
+NEAREST_ONLY = "Ближе всего к вопросу вот это:"  # the nearest passages' label, after a lead saying why
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,19 @@ def split(fragments: Sequence[str]) -> list[list[Sentence]]:
             for n, text in enumerate(fragments, 1)]
 
 
+_LATIN_WORD = re.compile(r"\b[a-z]{3,}\b", re.IGNORECASE)
+_CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def foreign(text: str) -> bool:
+    """A sentence of another language's prose (a manual's untranslated paragraph): five Latin words
+    or more and under a quarter of its letters Cyrillic. A Russian question is not answered by a
+    quote the user may not read; a line of code (short tokens) is not prose and stays."""
+    letters = len(_LETTER.findall(text))
+    return len(_LATIN_WORD.findall(text)) >= 5 and len(_CYRILLIC.findall(text)) < 0.25 * max(letters, 1)
+
+
 def clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
@@ -132,6 +147,8 @@ def choose(question: str, fragments: Sequence[str], answer: str | None, how: Cho
     nearly as well; ties go to the higher-ranked fragment and the earlier sentence."""
     per_fragment = split(fragments)
     candidates = [s for found in per_fragment for s in found if len(s.text) >= MIN_SENTENCE_CHARS]
+    if _CYRILLIC.search(question):  # another language's prose only when nothing else is there
+        candidates = [s for s in candidates if not foreign(s.text)] or candidates
     if not candidates:
         return []
     weights = Weights([s.terms for s in candidates])
@@ -172,7 +189,8 @@ def choose(question: str, fragments: Sequence[str], answer: str | None, how: Cho
         chosen = [clip(sentence.text, min(each, how.max_chars - total))]
         for after in per_fragment[sentence.fragment - 1][sentence.index + 1:sentence.index + 1 + how.following]:
             length = sum(map(len, chosen)) + len(after.text)
-            if length > each or total + length > how.max_chars or any(repeats(after.text, q.text) for q in quotes):
+            if (length > each or total + length > how.max_chars or any(repeats(after.text, q.text) for q in quotes)
+                    or (foreign(after.text) and not foreign(sentence.text))):
                 break
             chosen.append(after.text)
         quotes.append(Quote(sentence.fragment, " ".join(chosen)))
@@ -243,6 +261,16 @@ def passages_text(quotes: Sequence[Quote], lead: str = QUOTE_LEAD) -> str:
     return lead + "\n" + "\n".join(f"«{q.text}»" for q in quotes)
 
 
+_PASSAGE_LINE = re.compile(r"^«.+»$", re.MULTILINE)
+
+
+def folded(text: str) -> str:
+    """The quoted passages of a reply (its lines that are one «…» passage) as Markdown quote lines,
+    which the Telegram reply folds under the answer (nodes/telegram/html.py): the user reads the
+    answer's own words first, the document's words a tap away."""
+    return _PASSAGE_LINE.sub(lambda m: f"> {m.group(0)}", text)
+
+
 def already_said(quote: Quote, answer: str) -> bool:
     """The answer holds most of the quote's words already (it is itself a quote of that passage)."""
     quoted, said = term_set(quote.text), term_set(answer)
@@ -251,13 +279,14 @@ def already_said(quote: Quote, answer: str) -> bool:
 
 def with_quote(answer: str, question: str, fragments: Sequence[str], selector: str | None = None, *,
                refusal: bool = False, similarity: Similarity | None = None,
-               chosen: Sequence[Quote] = ()) -> Quoted:
+               chosen: Sequence[Quote] = (), nearest_lead: str = NEAREST_LEAD) -> Quoted:
     """The answer, then the passages of the fragments that back it, quoted; which fragments were quoted.
 
     The quote is the document's own words, so a user can see the fact even when a small
     model's sentence about it is vague — and see when the model got it wrong. A `refusal`
     («об этом не сказано») is not quoted under: the fragments passed the search gate, so the
-    passages nearest the question are shown instead, said to be the nearest, not the answer.
+    passages nearest the question are shown instead under `nearest_lead`, said to be the nearest,
+    not the answer.
     Quotes already `chosen` (the passages the model was given) are shown instead of choosing.
     """
     how = choice_of(selector)
@@ -271,7 +300,7 @@ def with_quote(answer: str, question: str, fragments: Sequence[str], selector: s
         quotes = [left for _, left in rest if left is not None and not already_said(left, answer)]
     if not quotes:
         return Quoted(text=answer, used=said)
-    lead = NEAREST_LEAD if refusal else f"{answer}\n\n{QUOTE_LEAD}"
+    lead = nearest_lead if refusal else f"{answer}\n\n{QUOTE_LEAD}"
     room = max(MIN_QUOTE_CHARS, MAX_QUOTED_ANSWER_CHARS - len(lead)) - len(quotes) * len("\n«» …")
     shown: list[Quote] = []
     for quote in quotes:
