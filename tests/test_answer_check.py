@@ -48,8 +48,8 @@ def lexical_quotes(env, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:  # t
 
 
 def failed(text: str, question: str = SPRING, fragments: list[str] | None = None,
-           max_chars: int | None = None) -> list[str]:
-    return degenerate(Draft(text, question, RASPBERRY if fragments is None else fragments, max_chars))
+           max_chars: int | None = None, strict: bool = True) -> list[str]:
+    return degenerate(Draft(text, question, RASPBERRY if fragments is None else fragments, max_chars, strict))
 
 
 # --------------------------------------------------------------------------- degenerate drafts
@@ -134,6 +134,67 @@ def test_a_refusal_over_a_fragment_that_answers_is_refused() -> None:
     refusal = "В ваших документах об этом не сказано."
     assert failed(refusal) == ["refused"]
     assert failed(refusal, fragments=[]) == []  # nothing shown: the refusal may well be true
+
+
+# The reply issue 37 read over a question about a game engine's manual, and answers that speak of
+# errors without turning on the user.
+SCOLDING = "Ваше сообщение содержит несколько ошибок и не соответствует правилам. Пожалуйста, исправьте его."
+
+
+@pytest.mark.parametrize("text", [SCOLDING, "Ваш вопрос сформулирован неверно, уточните его.",
+                                  "Ваш запрос не соответствует правилам сервиса."])
+def test_a_draft_that_scolds_the_user_is_caught(text: str) -> None:
+    assert "scolds" in failed(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Исправьте ошибку в строке 5 файла foo.mp и запустите MetaPost снова.",
+    "Если ваш текст содержит ошибки, они подчёркиваются красной волнистой линией.",
+    "Сообщение об ошибке означает, что файл не найден.",
+])
+def test_an_answer_about_errors_is_not_scolding(text: str) -> None:
+    assert "scolds" not in failed(text, fragments=[])
+
+
+def test_a_scolding_draft_is_replaced_by_the_quote(lexical_quotes: None) -> None:
+    checked = check_answer(SCOLDING, SPRING, RASPBERRY)
+    assert checked.fallback and "scolds" in checked.degenerate
+    assert checked.text.startswith(EXTRACT_LEAD) and "Ваше сообщение" not in checked.text
+
+
+# The MetaPost user's manual as Debian ships it in Russian (mpman-ru.pdf, p. 5), and drafts over it.
+PROLOGUES = ("Однако, с версии 1.000 MetaPost ситуация изменилась. С этой версии MetaPost способен производить "
+             "самодостаточные файлы EPS, которые могут быть достоверно просмотрены в независимости от того, есть ли "
+             "в них текст или нет. Новые возможности могут быть включены установкой внутренней переменной MetaPost "
+             "prologues в 3.")
+SELF_CONTAINED = "Как получить из MetaPost самодостаточный EPS, который правильно показывает текст?"
+
+
+@pytest.mark.parametrize("draft", [
+    'Добавьте в начало файла outputformat:="eps" и включите embedfonts [1].',  # names the manual never uses
+    "Установите prologues в 2 и запускайте mpost -s [1].",  # an option it does not have
+    "Запустите MetaPost с версии 2.000 и установите prologues в 3 [1].",  # a number it does not say
+])
+def test_a_draft_with_a_command_or_number_no_fragment_has_invents(draft: str) -> None:
+    assert "invents" in failed(draft, SELF_CONTAINED, [PROLOGUES])
+
+
+@pytest.mark.parametrize("draft", [
+    "Установите внутреннюю переменную prologues в 3 [1].",
+    "С версии 1.000 MetaPost делает самодостаточные EPS-файлы, если prologues равно 3.",
+    "Нужно включить новые возможности переменной prologues.",
+])
+def test_a_draft_in_the_fragments_own_terms_does_not_invent(draft: str) -> None:
+    assert "invents" not in failed(draft, SELF_CONTAINED, [PROLOGUES])
+
+
+def test_without_fragments_nothing_is_called_invented() -> None:
+    assert "invents" not in failed("Используйте outputformat:=\"svg\".", SELF_CONTAINED, [])
+
+
+def test_only_a_strict_check_looks_for_invented_tokens() -> None:
+    assert "invents" not in failed("Установите prologues в 2 и запускайте mpost -s [1].", SELF_CONTAINED,
+                                   [PROLOGUES], strict=False)
 
 
 @pytest.mark.parametrize(("text", "refusal"), [

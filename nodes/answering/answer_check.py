@@ -67,6 +67,7 @@ class Draft:
     question: str
     fragments: list[str] = field(default_factory=list)
     max_chars: int | None = None
+    strict: bool = False  # also check that its commands, names and numbers come from the fragments (`_invents`)
 
     @property
     def body(self) -> str:
@@ -159,6 +160,49 @@ def _refused(draft: Draft) -> bool:
     return max(weights.coverage(wanted, terms) for terms in found) >= REFUSAL_OVERRULE_COVERAGE
 
 
+# The user's message judged instead of answered: «Ваше сообщение содержит несколько ошибок и не
+# соответствует правилам. Пожалуйста, исправьте его» (a local answer read in issue 37).
+_SCOLDING = re.compile(
+    r"ваш\w*\s+(?:сообщени|вопрос|запрос)\w*\s+(?:\w+\s+){0,3}?"
+    r"(?:содержит\s+(?:\w+\s+){0,2}?ошибк|не\s+соответству|наруша|некоррект|неправил|неверн|непонят)"
+    r"|пожалуйста,?\s+исправьте\s+(?:его|ваше|свое|своё|сообщение|вопрос)",
+    re.IGNORECASE)
+
+
+def _scolds(draft: Draft) -> bool:
+    """The draft tells the user off (their message «содержит ошибки», «не соответствует правилам»)
+    instead of answering: a user asked a question, and is never scolded for it."""
+    return bool(_SCOLDING.search(draft.body))
+
+
+# A technical token: a Latin word (a command, a function, a key, a format) or a number of two digits
+# and more, with its dots, underscores and brackets («instead.ticks()», «git», «1000»).
+_TECHNICAL = re.compile(r"(?<![\w.])(?:[a-z][a-z0-9+#]*(?:[.:_-][a-z0-9+#]+)*(?:\(\))?|\d+(?:[.,]\d+)+|\d{2,})"
+                        r"(?![a-z0-9])", re.IGNORECASE)
+_PLAIN_LATIN = frozenset("a an and are as at be by for from in is it of on or the to with".split())
+
+
+def technical_tokens(text: str) -> list[str]:
+    """The draft's technical tokens (Latin words, numbers of two digits or more), lower-cased."""
+    found = [m.group(0).lower().rstrip(".:_-") for m in _TECHNICAL.finditer(CITATION.sub(" ", text))]
+    return [t for t in found if t and t not in _PLAIN_LATIN and not (t.isalpha() and len(t) < 2)]
+
+
+def _invents(draft: Draft) -> bool:
+    """A command, a name or a number that neither the question nor any shown fragment has.
+
+    The fragment holds the manual's `timer:set(1000)`; the model wrote a busy loop on
+    `instead.ticks()`, or `git commit` to close a bug where the manual says `Closes: #nnnnn`
+    (issue 37). A small model's own knowledge shows in exactly such tokens, and the user would
+    run them: the draft is replaced by the fragments' own words.
+    """
+    if not draft.strict or not draft.fragments:
+        return False
+    known = " ".join([draft.question, *draft.fragments]).lower()
+    known_tokens = set(technical_tokens(known)) | set(words(known))
+    return any(t not in known_tokens and t not in known for t in technical_tokens(draft.body))
+
+
 def _too_long(draft: Draft) -> bool:
     return draft.max_chars is not None and len(draft.body) > draft.max_chars
 
@@ -172,6 +216,8 @@ CHECKS: dict[str, Callable[[Draft], bool]] = {
     "echo": _echo,
     "too_long": _too_long,
     "refused": _refused,
+    "scolds": _scolds,
+    "invents": _invents,
 }
 
 
@@ -347,16 +393,17 @@ class CheckedAnswer(BaseModel):
 @task(name="check-answer")
 def check_answer(draft: str, question: str, fragments: list[str], *, searched: bool = True,
                  max_chars: int | None = None, truncated: bool = False, lead: str = EXTRACT_LEAD,
-                 no_answer: str | None = None) -> CheckedAnswer:
+                 no_answer: str | None = None, strict: bool = False) -> CheckedAnswer:
     """The draft as shown, or the fallback; the fragments (by number) that back what is shown.
 
     `fragments` are the texts the model was shown, in their numbering; `searched` says
     whether the user's documents were searched (it picks the honest no-answer text, unless
     `no_answer` gives one); `lead` opens an extractive answer; `truncated` marks a draft cut
-    by the token limit (its unfinished sentence goes).
+    by the token limit (its unfinished sentence goes); `strict` checks too that the draft's commands,
+    names and numbers are the fragments' (a small local model's own knowledge shows in them).
     """
     text = complete_sentences(draft) if truncated else draft
-    failed = degenerate(Draft(text, question, fragments, max_chars))
+    failed = degenerate(Draft(text, question, fragments, max_chars, strict))
     if failed:
         extract = extractive_answer(question, fragments, lead) if fragments else Extract(text="")
         if extract.text:

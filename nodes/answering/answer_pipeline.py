@@ -74,12 +74,13 @@ def draft(ask: Ask, messages: list[dict[str, Any]], policy: TurnPolicy, system: 
 
 
 def check(reply: LLMReply | str, question: str, pieces: Sequence[Citable], *, searched: bool = True,
-          max_chars: int | None = None, lead: str = EXTRACT_LEAD, no_answer: str | None = None) -> CheckedAnswer:
+          max_chars: int | None = None, lead: str = EXTRACT_LEAD, no_answer: str | None = None,
+          strict: bool = False) -> CheckedAnswer:
     """The model's draft judged against the pieces it was shown (their numbering is the citations')."""
     text = reply if isinstance(reply, str) else reply.content
     truncated = not isinstance(reply, str) and reply.finish_reason == "length"
     return check_answer(strip_model_sources(text), question, [p.text for p in pieces], searched=searched,
-                        max_chars=max_chars, truncated=truncated, lead=lead, no_answer=no_answer)
+                        max_chars=max_chars, truncated=truncated, lead=lead, no_answer=no_answer, strict=strict)
 
 
 def compose(checked: CheckedAnswer, pieces: Sequence[Citable]) -> str:
