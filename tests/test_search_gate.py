@@ -146,3 +146,12 @@ def test_how_short_a_follow_up_is_is_a_setting(env) -> None:  # type: ignore[no-
     assert search_query(follow_up, HISTORY) == follow_up  # five words: longer than the default four
     env(GROVE_SEARCH_FOLLOWUP_WORDS="5")
     assert search_query(follow_up, HISTORY) == f"{SPRING} {follow_up}"
+
+
+def test_a_question_naming_what_the_base_never_mentions_does_not_pass() -> None:
+    # close fragments, but the question asks about a thing no chunk holds: only the nearest passages
+    decision = decide(SPRING, SPRING, FOUND, score_name="distance", threshold=0.5, near=0.6, unknown=["голубика"])
+    assert not decision.passed and decision.near and decision.unknown == ["голубика"]
+    far = decide(SPRING, SPRING, FOUND, score_name="distance", threshold=0.1, near=0.2, unknown=["голубика"])
+    assert not far.passed and not far.near  # far from everything: the gate is simply shut
+    assert decide(SPRING, SPRING, FOUND, score_name="distance", threshold=0.5, near=0.6, unknown=[]).passed

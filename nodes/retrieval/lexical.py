@@ -74,6 +74,12 @@ def term(word: str) -> str | None:
     return stem
 
 
+def part_of_speech(word: str) -> str | None:
+    """pymorphy3's part of speech of a Russian word's likeliest parse (NOUN, VERB, ADJF …)."""
+    pos = _morph().parse(word.lower())[0].tag.POS
+    return str(pos) if pos else None
+
+
 def terms(text: str) -> list[str]:
     """Content terms of a text, in order, with repeats."""
     return [t for t in map(term, _WORD.findall(text)) if t]

@@ -72,12 +72,22 @@ class GateDecision(BaseModel):
     passed: bool = False
     near: bool = False  # not passed, but within the near band: the nearest passages are shown, no model answer
     fragments: list[Fragment] = []
+    unknown: list[str] = []  # things the question names that the base never mentions (they shut the gate)
 
 
 def decide(question: str, query: str, fragments: list[Fragment], *, score_name: str | None = None,
-           threshold: float | None = None, near: float | None = None) -> GateDecision:
-    """Score the search's result; the fragments pass to the model when the score clears the threshold,
-    and are `near` when it clears only the near band's edge.
+           threshold: float | None = None, near: float | None = None,
+           unknown: list[str] | None = None) -> GateDecision:
+    """Score the search's result; the fragments pass to the model when the score clears the threshold
+    and the question names nothing the base never mentions (`unknown`,
+    nodes/retrieval/base_vocabulary.py), and are `near` when they do not pass but clear the near
+    band's edge.
+
+    A question about a thing the documents never name is not answered by them however close its
+    fragments are («Как установить TeX Live через Homebrew?» lies next to the installation
+    chapter): a small model given those fragments answered such questions from its own
+    knowledge, or presented the nearest passage as the answer. The user gets the passages
+    nearest to it, said to be only the nearest, and the thing named as absent.
 
     The two mistakes cost differently. A question the documents answer, shut out, is answered by a
     small model from general knowledge — wrongly, with no source. A question they do not answer,
@@ -96,9 +106,10 @@ def decide(question: str, query: str, fragments: list[Fragment], *, score_name: 
     def clears(bound: float) -> bool:
         return value >= bound if gate.higher_passes else value <= bound
 
-    passed = clears(limit)
+    absent = list(unknown or [])
+    passed = clears(limit) and not absent
     return GateDecision(query=query, score=value, passed=passed, near=not passed and clears(edge),
-                        fragments=fragments)
+                        fragments=fragments, unknown=absent)
 
 
 @task(name="user-has-documents", retries=2, retry_delay_seconds=1)

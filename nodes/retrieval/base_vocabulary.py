@@ -1,0 +1,72 @@
+"""The things a question names that the user's base never mentions.
+
+A question the documents do not answer is, most often, about something they never name: a
+format («SVG»), a tool («Homebrew», «Docker»), a feature («панорама», «макрос»). The nearest
+fragments are then still close — same program, same words around it — so their distance alone
+does not tell such a question from one the base answers (bench/answerability.py measured both).
+What does is whether the base holds the thing's name at all. Nouns and Latin tokens name
+things; a verb or an adjective the manual does not use is usually the user's own wording
+(«ровный круг», «кликнул») of something it says otherwise, so only nouns and Latin tokens are
+looked up. A hyphenated compound («Docker-контейнер») is looked up by its parts.
+
+The lookup runs in Postgres over the user's active chunks, with the stored full-text vectors
+(their GIN indexes): a Russian word as the `russian` configuration stems it, a Latin token as
+the `simple` configuration keeps it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from grove.core.observe import task
+from grove.store.db import transaction
+from nodes.retrieval.lexical import part_of_speech, term
+
+_TOKEN = re.compile(r"[0-9a-zа-яё]+(?:[.+_][0-9a-zа-яё]+)*(?:-[0-9a-zа-яё]+)*", re.IGNORECASE)
+_CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
+_LATIN = re.compile(r"[a-z]", re.IGNORECASE)
+# English words that name nothing (Postgres drops most of them from its `russian` vectors anyway).
+_ENGLISH_STOP = frozenset("a an and are as at be by for from in is it of on or the to with".split())
+
+_FOUND = """
+select w.word, numnode(w.query) = 0 or exists (  -- a word the configuration drops names nothing
+    select 1 from document_chunks c
+     where c.owner_id = %(owner)s and c.is_active
+       and (case when w.latin then c.fts_simple else c.fts_russian end) @@ w.query) as found
+  from (select word, latin, case when latin then plainto_tsquery('simple', word)
+                          else plainto_tsquery('russian', word) end as query
+          from unnest(%(words)s::text[], %(latin)s::boolean[]) as listed(word, latin)) w
+"""
+
+
+def _noun(word: str) -> bool:
+    return bool(term(word)) and part_of_speech(word) == "NOUN"
+
+
+def named_things(question: str) -> list[str]:
+    """The question's words that name a thing, as written: Russian nouns and Latin tokens (not
+    numbers, not English function words), compounds split at their hyphens, each once."""
+    found: list[str] = []
+    for token in _TOKEN.findall(question):
+        for word in token.split("-") if "-" in token else [token]:
+            if _CYRILLIC.search(word):
+                thing = _noun(word)
+            else:
+                thing = bool(_LATIN.search(word)) and len(word) > 1 and word.lower() not in _ENGLISH_STOP
+            if thing and word.lower() not in {w.lower() for w in found}:
+                found.append(word)
+    return found
+
+
+@task(name="unknown-things")
+def unknown_things(question: str, owner_id: int) -> list[str]:
+    """The things the question names (as written) that no active chunk of this user's base contains."""
+    words = named_things(question)
+    if not words:
+        return []
+    latin = [not _CYRILLIC.search(w) for w in words]
+    with transaction() as conn:
+        rows = conn.execute(_FOUND, {"owner": owner_id, "words": [w.lower() for w in words],
+                                     "latin": latin}).fetchall()
+    missing = {r["word"] for r in rows if not r["found"]}
+    return [w for w in words if w.lower() in missing]

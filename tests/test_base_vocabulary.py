@@ -1,0 +1,52 @@
+"""The things a question names that the user's base never mentions (nodes/retrieval/base_vocabulary.py).
+
+The fixture is the Russian TeX Live 2021 guide as Debian ships it (texlive-ru.pdf, sections 3.1.2
+and 3.3), and the questions are from bench/sets/texlive_pdf_ru.json and the development silent set
+beside it (texlive_pdf_silent_ru.json).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from nodes.retrieval.base_vocabulary import named_things, unknown_things
+
+MAC = ("Как отмечается в разделе 2.1, для Mac OS X существует специальный дистрибутив, MacTEX "
+       "(https://tug.org/mactex). Мы рекомендуем пользоваться его системой установки, а не общим скриптом TEX "
+       "Live, поскольку у него есть дополнительные возможности, специфические для Макинтошей, например, удобное "
+       "переключение между различными дистрибутивами TEXа для Mac OS X (MacTEX, Fink, MacPorts, . . . ), которые "
+       "соответствуют стандарту TEXDist.")
+PORTABLE = ("-portable Установить переносимую версию TEX Live, например, на флешку USB. Эту опцию также можно "
+            "указать при помощи команды V в текстовом установки, или из графического режима. См. также раздел 5. "
+            "-profile файл Использовать конфигурацию установки file и не задавать пользователю никаких вопросов.")
+
+
+@pytest.mark.parametrize(("question", "things"), [
+    ("Как установить TeX Live на Mac через Homebrew?", ["TeX", "Live", "Mac", "Homebrew"]),
+    ("Как запустить TeX Live внутри Docker-контейнера?", ["TeX", "Live", "Docker", "контейнера"]),
+    # verbs, adjectives and adverbs are the user's own wording, not things
+    ("Как поставить TeX Live на USB-флешку, чтобы он не трогал настройки компьютера?",
+     ["TeX", "Live", "USB", "флешку", "настройки", "компьютера"]),
+    ("Как добавить к объекту отбрасываемую тень?", ["объекту", "тень"]),
+    ("Как провести линию под углом, кратным 15 градусам, in the toolbox?", ["линию", "углом", "кратным",
+                                                                            "градусам", "toolbox"]),
+])
+def test_the_things_a_question_names_are_its_nouns_and_latin_words(question: str, things: list[str]) -> None:
+    assert named_things(question) == things
+
+
+def test_each_thing_is_named_once() -> None:
+    assert named_things("Чем TeX отличается от TEX и от tex?") == ["TeX"]
+
+
+def test_the_base_is_asked_which_things_it_never_mentions(store: str, user_id: int) -> None:
+    from tests.test_answers import index
+
+    index(user_id, "texlive-ru.pdf", [MAC, PORTABLE])
+    assert unknown_things("Как установить TeX Live на Mac через Homebrew?", user_id) == ["Homebrew"]
+    assert unknown_things("Как запустить TeX Live внутри Docker-контейнера?", user_id) == ["Docker", "контейнера"]
+    # another inflection of a word the base has is the same thing; so is a word's case
+    assert unknown_things("Как поставить TeX Live на флешки, не задавая вопросов?", user_id) == []
+    assert unknown_things("Что такое MACTEX и TEXDIST?", user_id) == []
+    assert unknown_things("Как установить TeX Live на Mac через Homebrew?", user_id + 1) == [
+        "TeX", "Live", "Mac", "Homebrew"]  # another user's base holds none of them
