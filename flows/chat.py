@@ -7,8 +7,12 @@ plausible search (SQL, code, empty) is replaced by the user's question.
 
 The small local model does not choose: when the user has documents, the question is
 searched and its fragments are given to the model when the search gate passes
-(`nodes/retrieval/search_gate.py`); in the gate's near band the nearest passages are shown with
-their sources and no model answer; otherwise it answers without fragments and without sources.
+(`nodes/retrieval/search_gate.py`): they are close, and the question names nothing the base never
+mentions (`nodes/retrieval/base_vocabulary.py`). In the gate's near band the nearest passages are
+shown with their sources, said to be only the nearest (and the absent things named), with no model
+answer; farther than that the model answers without fragments and without sources, and an answer
+to a question says first that it is general knowledge, not the documents'. A draft that refuses
+over fragments the gate passed is asked once more from the answering passages alone.
 
 Every draft is then checked (`nodes/answering/answer_check.py`): a degenerate one is replaced by
 an extractive answer quoting the fragments (or an honest «не нашёл»), and the
@@ -39,10 +43,11 @@ from nodes.answering.llm import LLMError, LLMReply, answer_decoding, current_end
 from nodes.answering.opening import opened
 from nodes.retrieval.retrieve import Fragment
 from nodes.retrieval.search_gate import GateDecision, decide, has_documents, model_query, search_query
-from nodes.answering.context_signals import Signal
+from nodes.answering.context_signals import Signal, asks
 from nodes.answering.context_window import newest_pairs_within, prompt_room, request_tokens
 from nodes.answering.plan import PlanError
-from nodes.answering.quote import Quote, passages_text, select_quote, with_quote
+from nodes.answering.quote import NEAREST_ONLY, Quote, folded, passages_text, select_quote, with_quote
+from nodes.retrieval.base_vocabulary import unknown_things
 from nodes.telegram.stream import beneath, current_sink
 from nodes.answering.plan_generator import generate_plan
 from nodes.answering.query_analyzer import analyze_query, marker_kind
@@ -52,6 +57,8 @@ from nodes.answering.turn_policy import TurnPolicy, prepare_turn
 log = logging.getLogger(__name__)
 
 TOOL_NAME = "rag-db-query"
+# Above a model's general answer to a question the user's documents are far from: it is not from them.
+GENERAL_LEAD = "В ваших документах этого нет. Отвечаю из общих знаний, без проверки по документам:"
 APOLOGY = ("Извините, сейчас я не могу ответить: сервис ответов недоступен. Ваш вопрос сохранён — "
            "повторите его чуть позже или напишите «ещё раз».")
 
@@ -74,6 +81,10 @@ class ChatAnswer(BaseModel):
     degenerate: list[str] = Field(default_factory=list, description="checks the model's draft failed")
     fallback: bool = Field(default=False, description="the draft was replaced (extractive answer or «не нашёл»)")
     quoted: bool = Field(default=False, description="the passage backing the answer is quoted after it")
+    reasked: bool = Field(default=False, description="the model refused, and answered when asked again from "
+                                                     "the answering passages alone")
+    unknown: list[str] = Field(default_factory=list, description="things the question names that the base "
+                                                                 "never mentions (they shut the gate)")
     failed: bool = False
     failure: str | None = Field(default=None, description="why no answer could be given (the run fails)")
 
@@ -92,6 +103,8 @@ class _Draft(BaseModel):
                                           "a model answer (the gate's near band)")
     opened: bool = Field(default=False, description="asked in two parts: the first words from the best passage "
                                                     "(nodes/answering/opening.py)")
+    reasked: bool = Field(default=False, description="a refusal asked again from the answering passages, "
+                                                     "which answered (`reasked`)")
 
 
 def system_prompt(policy: TurnPolicy) -> str:
@@ -211,11 +224,13 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
     fragments: list[Fragment] = []
     if has_documents(user_id):
         query = search_query(question, history)
-        gate = decide(query, query, rag_db_query(query, user_id))
+        found = rag_db_query(query, user_id)
+        unknown = unknown_things(query, user_id) if found and settings.search_gate_unknown_things else []
+        gate = decide(query, query, found, unknown=unknown)
         if gate.near:  # close to the question, not close enough to answer from: shown as the nearest
             shown = gate.fragments[:settings.local_answer_fragments]
             return _Draft(reply=LLMReply(), fragments=shown, query=gate.query, searched=True, gate=gate,
-                          policy=policy, nearest=nearest_passages(question, shown))
+                          policy=policy, nearest=nearest_passages(question, shown, gate.unknown))
         if gate.passed:
             fragments = gate.fragments[:settings.local_answer_fragments]
             if settings.local_answer_context == "passages":
@@ -232,15 +247,47 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
         else:
             reply, policy = pipeline.draft(ask, messages, policy, lambda p: local_system_prompt(p, shown),
                                            decoding=answer_decoding())
-    return _Draft(reply=reply, fragments=shown, query=gate.query if gate else None, searched=gate is not None,
-                  gate=gate, policy=policy, opened=opening)
+        again = reasked(ask, question, messages, policy, shown, reply) if settings.local_answer_reask else None
+    return _Draft(reply=again or reply, fragments=shown, query=gate.query if gate else None,
+                  searched=gate is not None, gate=gate, policy=policy, opened=opening, reasked=again is not None)
 
 
-def nearest_passages(question: str, fragments: list[Fragment]) -> CheckedAnswer:
-    """The passages of the fragments nearest the question, said to be the nearest, with their sources."""
-    found = with_quote("", question, [f.text for f in fragments], refusal=True)
+def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], policy: TurnPolicy,
+            shown: list[Fragment], reply: LLMReply) -> LLMReply | None:
+    """A refusal over fragments that passed the gate, asked again from the passages that answer the
+    question alone; the new draft when it answers (None: it refused again, or nothing to ask from).
+
+    The gate passed them: the question names nothing the base lacks and its fragments are close. A
+    small model reading four long fragments still said «об этом не сказано» over the very passage
+    that answers (issue 37: 13 of 60 answers); given only that passage it answers from it.
+    """
+    if not shown or not is_refusal(reply.content):
+        return None
+    quotes = select_quote(question, [f.text for f in shown])
+    if not quotes:
+        return None
+    facts = "\n" + "\n".join([parts()["facts_header"],
+                               *(fact_line(q.fragment, shown[q.fragment - 1], q.text) for q in quotes)]) + "\n"
+    system = {"role": "system", "content": local_system_prompt(policy, shown, facts=facts)}
+    again: LLMReply = ask([system, *messages[1:]], decoding=answer_decoding())
+    return None if is_refusal(again.content) else again
+
+
+def absent_lead(unknown: list[str]) -> str:
+    """What the user reads when the question names things the base never mentions."""
+    named = ", ".join(f"«{w}»" for w in unknown)
+    verb = "не встречается" if len(unknown) == 1 else "не встречаются"
+    return f"В ваших документах этого нет: {named} в них {verb}."
+
+
+def nearest_passages(question: str, fragments: list[Fragment], unknown: list[str] | None = None) -> CheckedAnswer:
+    """The passages of the fragments nearest the question, said to be the nearest, with their sources;
+    when the question names things the base never mentions, that is said first."""
+    lead = f"{absent_lead(unknown)}\n{NEAREST_ONLY}" if unknown else None
+    found = (with_quote("", question, [f.text for f in fragments], refusal=True, nearest_lead=lead) if lead
+             else with_quote("", question, [f.text for f in fragments], refusal=True))
     if not found.quoted:
-        return CheckedAnswer(text=NOT_FOUND, fallback=True)
+        return CheckedAnswer(text=absent_lead(unknown) if unknown else NOT_FOUND, fallback=True)
     return CheckedAnswer(text=found.text, used=found.used, quoted=True)
 
 
@@ -330,7 +377,7 @@ def planned_answer(question: str, user_id: int, session_id: str, history: list[C
     policy.signals.append(Signal(name=f"plan:{analysis.kind}"))
     checked = (local_checked(run.text, question, run.fragments) if current_endpoint().is_local
                else pipeline.check(run.text, question, run.fragments))
-    text = pipeline.compose(checked, run.fragments)
+    text = folded(pipeline.compose(checked, run.fragments))
     keep_pair(user_id, session_id, question, text, retried)
     record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards,
                 {"plan_steps": len(run.steps), "adaptations": len(run.adaptations),
@@ -379,16 +426,19 @@ def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
     elif local:
         checked = local_checked(draft.reply, question, draft.fragments, searched=draft.searched,
                                 whole=settings.local_answer_context == "passages")
+        if draft.gate is not None and not draft.gate.passed and asks(question) and checked.accepted:
+            checked = checked.model_copy(update={"text": f"{GENERAL_LEAD}\n\n{checked.text}"})
     else:
         checked = pipeline.check(draft.reply, question, draft.fragments, searched=draft.searched)
-    text = pipeline.compose(checked, draft.fragments)
+    text = folded(pipeline.compose(checked, draft.fragments))
     gate = draft.gate
     keep_pair(user_id, session_id, question, text, retried)
     record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards,
                 {"retried": retried is not None,
                  "tool_called": draft.query is not None, "fragments": len(draft.fragments),
                  "gate_score": gate.score if gate else None, "gate_passed": gate.passed if gate else None,
-                 "gate_near": bool(gate and gate.near), "opened": draft.opened,
+                 "gate_near": bool(gate and gate.near), "opened": draft.opened, "reasked": draft.reasked,
+                 "unknown": gate.unknown if gate else [],
                  "degenerate": checked.degenerate, "quoted": checked.quoted,
                  "citations_moved": checked.citations_moved,
                  "citations_dropped": checked.citations_dropped})
@@ -408,7 +458,7 @@ def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
                       gate_passed=gate.passed if gate else None, gate_near=bool(gate and gate.near),
                       degenerate=checked.degenerate,
                       fallback=checked.fallback, quoted=checked.quoted, signals=policy.signal_names,
-                      guards=policy.guards)
+                      guards=policy.guards, reasked=draft.reasked, unknown=gate.unknown if gate else [])
 
 
 def local_checked(reply: LLMReply | str, question: str, fragments: list[Fragment], *, searched: bool = True,
@@ -416,7 +466,8 @@ def local_checked(reply: LLMReply | str, question: str, fragments: list[Fragment
     """A local model's draft checked (its length too), then the passage that backs it quoted — for a
     plan's synthesis as for one answer: a small model's long or vague draft is not shown alone."""
     settings = get_settings()
-    checked = pipeline.check(reply, question, fragments, searched=searched, max_chars=settings.local_answer_max_chars)
+    checked = pipeline.check(reply, question, fragments, searched=searched, max_chars=settings.local_answer_max_chars,
+                             strict=settings.local_answer_strict)
     if settings.local_answer_quote and checked.accepted and fragments:
         checked = quoted(checked, question, [f.text for f in fragments], whole=whole)
     return checked

@@ -22,6 +22,7 @@ from nodes.answering.answer_check import EXTRACT_LEAD
 from nodes.store.document_store import ChunkRecord, store_document
 from nodes.embedding.embedder import get_embedder
 from grove.core.ingest_types import ExtractedDocument
+from flows.chat import GENERAL_LEAD
 from nodes.answering.quote import NEAREST_LEAD, QUOTE_LEAD
 from nodes.retrieval.unified_retrieve import LIBRARY_OWNER
 from tests.support.scripted_llm import Response, ScriptedLLM, text, tool_call
@@ -109,7 +110,16 @@ def test_a_question_the_documents_do_not_answer_gets_no_fragments(
     [request] = local.requests
     assert answer.tool_called and answer.gate_passed is False  # searched, but the gate stayed shut
     assert all(fact not in system_of(request) for fact in RASPBERRY)
-    assert answer.fragments == [] and answer.text == "Столица Франции — Париж."  # no source block
+    # no source block, and the model's general answer is said to be one, not the documents'
+    assert answer.fragments == [] and answer.text == f"{GENERAL_LEAD}\n\nСтолица Франции — Париж."
+
+
+def test_small_talk_far_from_the_documents_is_answered_without_the_label(
+        store: str, local: ScriptedLLM, user_id: int) -> None:
+    index(user_id, "малина.pdf", RASPBERRY)
+    local.script(text("Здравствуйте! Рад помочь."))
+    answer = ask_chat("Привет!", user_id)
+    assert answer.gate_passed is False and answer.text == "Здравствуйте! Рад помочь."
 
 
 def test_a_question_in_the_near_band_gets_the_nearest_passages_and_no_model_answer(
@@ -126,7 +136,7 @@ def test_a_question_in_the_near_band_gets_the_nearest_passages_and_no_model_answ
     local.script(text("Подкормите малину комплексным удобрением."))
     answer = ask_chat(SPRING, user_id)
     assert len(local.requests) == 1 and not answer.gate_near and answer.fragments == []
-    assert answer.text == "Подкормите малину комплексным удобрением."
+    assert answer.text == f"{GENERAL_LEAD}\n\nПодкормите малину комплексным удобрением."
 
 
 def test_a_user_without_documents_is_not_searched(store: str, local: ScriptedLLM, user_id: int) -> None:
@@ -192,7 +202,7 @@ def test_a_degenerate_draft_gets_the_extractive_answer_with_its_source(
     answer = ask_chat(SPRING, user_id)
     assert answer.fallback and failed in answer.degenerate
     body = answer.text.partition("Информация взята из:")[0]
-    assert body.startswith(f"{EXTRACT_LEAD}\n«{RASPBERRY[0]}»")  # the sentence that answers, quoted first
+    assert body.startswith(f"{EXTRACT_LEAD}\n> «{RASPBERRY[0]}»")  # the sentence that answers, quoted first
     assert draft.strip() not in answer.text
     # The source block names what is quoted: the answer's page, the summer feeding beside it at most,
     # never the autumn pruning.
@@ -257,7 +267,7 @@ def test_a_local_answer_ends_with_the_passage_that_backs_it(store: str, local: S
     body, block = answer.text.partition("Информация взята из:")[::2]
     assert answer.quoted and not answer.fallback
     assert body.startswith("Весной малину подкармливают азотом")
-    assert f"{QUOTE_LEAD}\n«{RASPBERRY[0]}»" in body  # the document's own words: how much, of what
+    assert f"{QUOTE_LEAD}\n> «{RASPBERRY[0]}»" in body  # the document's own words (folded): how much, of what
     assert re.search(r"малина\.pdf, с\. 1\b", block) and "с. 2" not in block and "с. 3" not in block
 
 
@@ -278,7 +288,7 @@ def test_nonsense_gets_the_quote_that_answers_and_only_its_source(
     local.script(text("Малина — это ягода. Её едят летом и варят из неё варенье."))
     answer = ask_chat(SPRING, user_id)
     body, block = answer.text.partition("Информация взята из:")[::2]
-    assert f"{QUOTE_LEAD}\n«{RASPBERRY[0]}»" in body  # what the document says about the question, whatever the model said
+    assert f"{QUOTE_LEAD}\n> «{RASPBERRY[0]}»" in body  # what the document says about the question, whatever the model said
     assert re.search(r"малина\.pdf, с\. 1\b", block) and "с. 3" not in block
     assert block.count("•") == body.count("«")  # only what is quoted is named
 
@@ -359,9 +369,9 @@ def test_a_refusal_with_the_answer_in_the_fragments_gets_the_quote(
         store: str, local: ScriptedLLM, user_id: int) -> None:
     """Seen in bench/answer_eval: the right fragment in the prompt, and «об этом не сказано»."""
     index(user_id, "малина.pdf", RASPBERRY)
-    local.script(text("В ваших документах об этом не сказано."))
+    local.script(text("В ваших документах об этом не сказано."), text("Об этом не сказано."))  # asked again too
     answer = ask_chat(SPRING, user_id)
-    assert answer.fallback and "refused" in answer.degenerate
+    assert answer.fallback and "refused" in answer.degenerate and not answer.reasked
     assert answer.text.startswith(EXTRACT_LEAD) and RASPBERRY[0] in answer.text
     assert re.search(r"малина\.pdf, с\. 1\b", sources(answer.text))
 
@@ -382,12 +392,27 @@ def test_a_refusal_over_passing_fragments_shows_the_nearest_passage_as_the_neare
     # stays silent), yet the gate passed the fragments: the nearest passage is shown as such.
     monkeypatch.setattr(nodes.answering.answer_check, "REFUSAL_OVERRULE_COVERAGE", 1.01)
     index(user_id, "малина.pdf", RASPBERRY)
-    local.script(text("В ваших документах об этом не сказано."))
+    local.script(text("В ваших документах об этом не сказано."), text("В ваших документах об этом не сказано."))
     answer = ask_chat("Как ухаживать за ремонтантной малиной осенью?", user_id)
     body, block = answer.text.partition("Информация взята из:")[::2]
     assert answer.gate_passed and answer.quoted
     assert body.startswith(NEAREST_LEAD) and "не сказано" not in body  # not «not said» above a quote
     assert f"«{RASPBERRY[2]}»" in body and re.search(r"малина\.pdf, с\. 3\b", block)
+
+
+def test_a_refusal_over_passing_fragments_is_asked_again_from_the_answering_passage(
+        store: str, local: ScriptedLLM, user_id: int) -> None:
+    """Issue 37: «не нашёл» over the very passage that answers; given that passage alone, the model answers."""
+    index(user_id, "малина.pdf", RASPBERRY)
+    local.script(text("В ваших документах об этом не сказано."),
+                 text("Весной малину подкармливают азотом, 15 г мочевины на метр [1]."))
+    answer = ask_chat(SPRING, user_id)
+    first, again = local.requests
+    assert all(fact in system_of(first) for fact in RASPBERRY)  # the whole fragments first
+    assert RASPBERRY[0] in system_of(again) and RASPBERRY[2] not in system_of(again)  # then the passage alone
+    assert again["messages"][-1] == first["messages"][-1]  # the same question
+    assert answer.reasked and not answer.fallback and answer.text.startswith("Весной малину подкармливают азотом")
+    assert "не сказано" not in answer.text and re.search(r"малина\.pdf, с\. 1\b", sources(answer.text))
 
 
 # --------------------------------------------------------------------------- a plan's answer, local model
@@ -415,7 +440,7 @@ def test_a_local_plans_answer_is_checked_and_quoted_like_any_local_answer(
     answer = ask_chat(question, user_id)
     assert "plan:diagnostic" in answer.signals and answer.quoted and not answer.fallback
     body = answer.text.partition("Информация взята из:")[0]
-    assert body.startswith("Весной малину подкармливают азотом") and f"{QUOTE_LEAD}\n«{RASPBERRY[0]}" in body
+    assert body.startswith("Весной малину подкармливают азотом") and f"{QUOTE_LEAD}\n> «{RASPBERRY[0]}" in body
     assert "малина.pdf, с. 1" in sources(answer.text)
     # A synthesis that runs on and on, copying its materials, is not shown: the passages are.
     local.default = planner("Весной малину подкармливают. " + "(pdf: малина.pdf, с. 1): " + RASPBERRY[0] * 30)

@@ -137,6 +137,17 @@ class AnsweringSettings(BaseModel):
                      "default: first words in ~4.7 s instead of ~16.5 s, but measured less often right "
                      "(bench/README.md, «The answer's first words from one passage»)."),
     )
+    local_answer_strict: bool = Field(
+        default=True,
+        description=("A local draft naming a command, a name or a number that neither the question nor any shown "
+                     "fragment has is replaced by the fragments' own words (nodes/answering/answer_check.py "
+                     "`invents`)."),
+    )
+    local_answer_reask: bool = Field(
+        default=True,
+        description=("A local draft that refuses («об этом не сказано») over fragments the gate passed is asked "
+                     "again from the passages that answer the question alone (flows/chat.py `reasked`)."),
+    )
     local_prompt_style: Literal["short", "full", "exact"] = Field(
         default="short", description="Rules of the answer template for the local model (prompts/answer_parts.yaml)."
     )
@@ -187,6 +198,14 @@ class AnsweringSettings(BaseModel):
             "with their sources, said to be the nearest, and no model answer (set it to the threshold to "
             "turn the band off). No small talk or general question passed it on any store of "
             "bench/search_gate.py; 94–100 % of each set's own questions do."
+        ),
+    )
+    search_gate_unknown_things: bool = Field(
+        default=True,
+        description=(
+            "The gate stays shut for a question that names a thing (a noun, a Latin token) no chunk of the "
+            "user's base contains: its nearest passages are shown as the nearest, with that said "
+            "(nodes/retrieval/base_vocabulary.py; bench/answerability.py measured the separation)."
         ),
     )
     search_followup_words: int = Field(

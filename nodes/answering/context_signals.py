@@ -22,6 +22,17 @@ COMPLAINT = re.compile(r"\bне то\b|неправильн|неверн|не п
                        r"ерунд|\bбред\b|не работает|не согласен|не согласна|не так\b|ошиба", re.IGNORECASE)
 
 
+# A message that asks for something: a question mark, a question word first, or a request.
+ASKS = re.compile(r"\?|^\W*(как|что|чем|где|когда|куда|откуда|почему|зачем|сколько|какой|какая|какое|какие|каким"
+                  r"|какую|каков\w*|кто|чей|ли|можно|нужно|есть ли|расскажи\w*|объясни\w*|подскажи\w*|покажи\w*"
+                  r"|опиши\w*|назови\w*|дай\w*)\b", re.IGNORECASE)
+
+
+def asks(message: str) -> bool:
+    """The message asks for something (a question or a request), not only greets or remarks."""
+    return bool(ASKS.search(message))
+
+
 class Signal(BaseModel):
     """One entry of the per-turn blackboard: a name (for metrics) and an optional detail."""
 
