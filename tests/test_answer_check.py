@@ -192,6 +192,30 @@ def test_without_fragments_nothing_is_called_invented() -> None:
     assert "invents" not in failed("Используйте outputformat:=\"svg\".", SELF_CONTAINED, [])
 
 
+# The TeX Live 2021 guide in Russian (texlive-ru.pdf, p. 14), install-tl's -in-place option.
+IN_PLACE = ("Учтите, что при этом база данных tlpkg/texlive.tlpdb может быть затерта; вы должны сохранить её сами. "
+            "Кроме того, удаление пакетов нужно будет делать вручную. Эту опцию нельзя выбрать из интерфейса "
+            "установщика.")
+
+
+@pytest.mark.parametrize(("draft", "question", "fragment"), [
+    ("Новые возможности не могут быть включены переменной MetaPost prologues [1].", SELF_CONTAINED, PROLOGUES),
+    ("Опцию -in-place можно выбрать из интерфейса установщика [1].", "Где включить опцию -in-place?", IN_PLACE),
+])
+def test_a_draft_saying_the_opposite_of_its_fragment_negates(draft: str, question: str, fragment: str) -> None:
+    assert "negates" in failed(draft, question, [fragment])
+
+
+@pytest.mark.parametrize(("draft", "question", "fragment"), [
+    ("Новые возможности включаются установкой переменной MetaPost prologues в 3 [1].", SELF_CONTAINED, PROLOGUES),
+    ("Эту опцию нельзя выбрать из интерфейса установщика, а пакеты удалять придётся вручную [1].",
+     "Где включить опцию -in-place?", IN_PLACE),
+    ("Не забудьте сохранить базу данных tlpkg/texlive.tlpdb сами [1].", "Что будет с базой tlpdb?", IN_PLACE),
+])
+def test_a_draft_that_keeps_its_fragments_polarity_does_not(draft: str, question: str, fragment: str) -> None:
+    assert "negates" not in failed(draft, question, [fragment])
+
+
 def test_only_a_strict_check_looks_for_invented_tokens() -> None:
     assert "invents" not in failed("Установите prologues в 2 и запускайте mpost -s [1].", SELF_CONTAINED,
                                    [PROLOGUES], strict=False)

@@ -28,7 +28,7 @@ from grove.core.observe import task
 from pydantic import BaseModel, Field
 
 from nodes.answering.dialogue_guards import similarity
-from nodes.retrieval.lexical import Weights, sentences, share_found, term_set, words
+from nodes.retrieval.lexical import Weights, sentences, share_found, term, term_set, words
 from nodes.answering.quote import passages_text, select_quote
 
 CITATION = re.compile(r"(\s?)\[(\d{1,2})\]")
@@ -203,6 +203,51 @@ def _invents(draft: Draft) -> bool:
     return any(t not in known_tokens and t not in known for t in technical_tokens(draft.body))
 
 
+_NEGATION = re.compile(r"(?<![\w-])(?:не|ни|нельзя|нет)(?![\w-])((?:\s+[\w-]+){1,3})", re.IGNORECASE)
+_ANY_NEGATION = re.compile(r"(?<![\w-])(?:не|ни|нельзя|нет|без)(?![\w-])", re.IGNORECASE)
+# A draft sentence is compared with the fragment sentence that holds this share of its weighted terms.
+NEGATION_ALIGNMENT = 0.5
+
+
+def negated_terms(text: str) -> frozenset[str]:
+    """The terms a negation stands before (the first content word of the next three: «не является
+    участником» → участник, «не могут быть включены» → включ)."""
+    found: set[str] = set()
+    for match in _NEGATION.finditer(text):
+        following = [t for t in (term(w) for w in words(match.group(1))) if t]
+        found.update(following[:1])
+    return frozenset(found)
+
+
+def _negates(draft: Draft) -> bool:
+    """A sentence that says the opposite of the fragment sentence it repeats: it negates what that
+    sentence states without any negation, or states plainly what that sentence negates.
+
+    «Поручитель … не является участником проекта Debian» over a quote saying he is one (issue 37):
+    the words are the fragment's, so nothing else catches it, and the quote under it contradicts it.
+    """
+    if not draft.strict or not draft.fragments:
+        return False
+    spans = [span.text for f in draft.fragments for span in sentences(f)]
+    found = [term_set(t) for t in spans]
+    if not found:
+        return False
+    weights = Weights(found)
+    for span in sentences(draft.body):
+        wanted = term_set(span.text)
+        if len(wanted) < 3:
+            continue
+        best = max(range(len(found)), key=lambda i: weights.coverage(wanted, found[i]))
+        if weights.coverage(wanted, found[best]) < NEGATION_ALIGNMENT:
+            continue
+        source, said = spans[best], span.text
+        if not _ANY_NEGATION.search(source) and negated_terms(said) & found[best]:
+            return True
+        if not _ANY_NEGATION.search(said) and negated_terms(source) & wanted:
+            return True
+    return False
+
+
 def _too_long(draft: Draft) -> bool:
     return draft.max_chars is not None and len(draft.body) > draft.max_chars
 
@@ -218,6 +263,7 @@ CHECKS: dict[str, Callable[[Draft], bool]] = {
     "refused": _refused,
     "scolds": _scolds,
     "invents": _invents,
+    "negates": _negates,
 }
 
 
