@@ -37,7 +37,7 @@ from __future__ import annotations
 from typing import Literal
 
 from grove.core.observe import flow
-from grove.core.runs import artifact, run_logger
+from grove.core.runs import note, run_logger
 from pydantic import BaseModel, Field
 
 from flows import texts
@@ -258,15 +258,17 @@ def clarification_answer(profile: DomainProfile, state: ConsultationState, answe
 
 
 def _report(user_id: int, state: str | None, result: ConsultationAnswer) -> None:
-    lines = [f"**{result.kind}** · culture `{result.culture}` · state before `{state or '—'}`",
-             f"question: {result.question}", f"template `{TEMPLATE}` · signals: {', '.join(result.signals) or '—'}",
-             ""]
-    lines += [f"- {line}" for line in result.trace]
-    lines += [f"- fragment {n}: tier {s.priority_level} {s.source_type} d={s.distance:.3f}"
+    """The consultation's trace as lines of the turn's one artifact."""
+    lines = [f"consultation {result.kind} of user {user_id} · culture `{result.culture}` · "
+             f"state before `{state or '—'}`",
+             f"question: {result.question}", f"template `{TEMPLATE}` · signals: {', '.join(result.signals) or '—'}"]
+    lines += list(result.trace)
+    lines += [f"fragment {n}: tier {s.priority_level} {s.source_type} d={s.distance:.3f}"
               for n, s in enumerate(result.snippets, 1)]
     if result.guards:
-        lines.append(f"- guards fired: {', '.join(result.guards)}")
-    artifact("\n".join(lines), description=f"consultation turn of user {user_id}")
+        lines.append(f"guards fired: {', '.join(result.guards)}")
+    for line in lines:
+        note(line)
 
 
 @flow(name="consultation", flow_run_name="consultation-user{user_id}")

@@ -39,14 +39,28 @@ from nodes.ingestion.voice_question import spoken, transcribe_question
 MENU_COMMANDS = {"start", "menu", "reset", "mode"}
 
 
+RUN_NAME_CHARS = 40
+"""Characters of what the user said that a run's name carries, so ops tell turns apart in a list."""
+
+
 def run_name(parameters: dict[str, Any]) -> str:
-    """Name runs after what happened and who did it, e.g. `cmd-start-user42`."""
+    """Name runs after what happened, who did it and a short cut of what they said, e.g.
+    `cmd-start-user42` or `text-user42 · как обрезать малину осенью…`."""
     update = parameters.get("update")
     if isinstance(update, dict):
         update = IncomingUpdate.model_validate(update)
-    if isinstance(update, IncomingUpdate):
-        return f"{update.kind}-user{update.user_id}"
-    return "update"
+    if not isinstance(update, IncomingUpdate):
+        return "update"
+    name = f"{update.kind}-user{update.user_id}"
+    said = update.text or update.callback_data or next(
+        (a.file_name for a in update.attachments if a.file_name), None)
+    if said and not update.command:
+        said = " ".join(said.split())
+        if len(said) > RUN_NAME_CHARS:  # cut at a word when one ends in the second half
+            cut = said[:RUN_NAME_CHARS]
+            said = (cut.rsplit(" ", 1)[0] if cut.rfind(" ") > RUN_NAME_CHARS // 2 else cut) + "…"
+        name += " · " + said
+    return name
 
 
 def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:

@@ -99,7 +99,7 @@ def turn_artifacts(user_id: int) -> list[str]:
         deadline = time.monotonic() + 30
         while True:
             runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(
-                name=FlowRunFilterName(any_=[f"text-user{user_id}"])))
+                name=FlowRunFilterName(like_=f"text-user{user_id} · ")))
             artifacts = client.read_artifacts(flow_run_filter=FlowRunFilter(
                 id=FlowRunFilterId(any_=[r.id for r in runs]))) if runs else []
             if len(artifacts) >= 4 or time.monotonic() > deadline:

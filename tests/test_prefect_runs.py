@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -40,8 +41,10 @@ def _poll(check, timeout: float = 60.0, every: float = 0.3):  # type: ignore[no-
 
 
 def flow_runs(api: str, name: str) -> list[dict]:
-    body = {"flow_runs": {"name": {"any_": [name]}}}
-    return httpx.post(f"{api}/flow_runs/filter", json=body, timeout=10).json()
+    """Runs named `name`, or `name · <a short cut of what the user said>`."""
+    body = {"flow_runs": {"name": {"like_": name}}}
+    found = httpx.post(f"{api}/flow_runs/filter", json=body, timeout=10).json()
+    return [r for r in found if r["name"] == name or r["name"].startswith(name + " · ")]
 
 
 def task_runs(api: str, flow_run_id: str) -> list[dict]:
@@ -210,3 +213,96 @@ def test_failed_ingest_items_make_a_failed_run_with_reasons(prefect_server: str,
     assert "1 of 1 items failed" in run["state"]["message"] and name in run["state"]["message"]
     with psycopg.connect(store) as conn:
         assert conn.execute("select count(*) from documents where owner_id = %s", (user_id,)).fetchone() == (0,)
+
+
+def artifacts_of(api: str, flow_run_id: str) -> list[dict]:
+    body = {"flow_runs": {"id": {"any_": [flow_run_id]}}}
+    return httpx.post(f"{api}/artifacts/filter", json=body, timeout=10).json()
+
+
+def test_a_question_run_is_named_after_it_and_its_one_artifact_holds_what_the_user_got(
+        prefect_server: str, store: str, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
+    """Ops tell turns apart in the runs list, and read the question, the answer and the sources
+    sent — on the run itself, not a stage deeper."""
+    from nodes.embedding.embedder import get_embedder
+    from nodes.store.document_store import ChunkRecord, store_document
+    from grove.core.ingest_types import ExtractedDocument
+    from tests.support.scripted_llm import text, tool_call
+
+    passage = "Ремонтантную малину подкармливают весной азотом: 15 г мочевины на квадратный метр."
+    document = ExtractedDocument(source_type="pdf", source_identifier="малина.pdf", title=None, text=passage)
+    store_document.fn(user_id, document, [ChunkRecord(position=0, text=passage, page=3)],
+                      get_embedder().embed_documents([passage]))
+    with ScriptedLLM() as llm:
+        env(GROVE_LLM_API_KEY="k", GROVE_LLM_BASE_URL=llm.base_url, GROVE_PLANNER="off")
+        llm.script(tool_call({"query": "подкормка малины"}), text("Весной — азотом, 15 г мочевины на м² [1]."))
+        process(console(user_id, command="start"))
+        process(console(user_id, callback_data="chat"))
+        [reply] = process(console(user_id, text="Чем подкормить ремонтантную малину весной по моим документам?"))
+    assert "Информация взята из" in reply.text
+
+    run = _poll(lambda: final_run(prefect_server, f"text-user{user_id}"))
+    assert run is not None and run["state"]["type"] == "COMPLETED"
+    assert run["name"] == f"text-user{user_id} · Чем подкормить ремонтантную малину…"
+    [summary] = _poll(lambda: artifacts_of(prefect_server, run["id"]))
+    assert summary["task_run_id"] is None  # on the run, one click from the runs list
+    data = summary["data"]
+    assert "Чем подкормить ремонтантную малину весной по моим документам?" in data
+    assert "15 г мочевины" in data and "Информация взята из" in data and "малина.pdf" in data
+    assert "signals:" in data  # the turn's dialogue metrics are lines of the same artifact
+    assert f"| chat-user{user_id} |" in data and "| llm-chat |" in data  # and every stage with its time
+
+
+def test_a_stage_its_run_left_behind_is_closed_never_left_running(prefect_server: str) -> None:
+    """A finished run never shows a stage Running (a thread it started may outlive it)."""
+    release = threading.Event()
+
+    @observe.task(name="outliving-stage")
+    def outlive() -> None:
+        release.wait(30)
+
+    name = f"left-behind-{time.time_ns()}"
+    with runs.run("test-flow", name) as current:
+        outlive.submit()
+        assert _poll(lambda: current.stages, timeout=10, every=0.01)  # started: the run ends first
+    run = _poll(lambda: final_run(prefect_server, name))
+    assert run is not None and run["state"]["type"] == "COMPLETED"
+    tasks = _poll(lambda: task_runs(prefect_server, run["id"]))
+    release.set()
+    assert [(t["name"], t["state"]["type"]) for t in tasks] == [("outliving-stage", "CRASHED")]
+
+
+def test_stage_task_runs_carry_the_stages_own_times(prefect_server: str) -> None:
+    """A stage recorded later still shows when it ran and for how long, as the run measured it."""
+    @observe.task(name="measured-stage")
+    def measured() -> None:
+        time.sleep(0.3)
+
+    name = f"times-{time.time_ns()}"
+    with runs.run("test-flow", name) as current:
+        measured()
+    [stage] = current.stages
+    run = _poll(lambda: final_run(prefect_server, name))
+    assert run is not None
+    [task] = _poll(lambda: task_runs(prefect_server, run["id"]))
+    assert task["state"]["type"] == "COMPLETED"
+    assert abs(task["total_run_time"] - (stage.seconds or 0)) < 0.001
+    assert task["start_time"].replace("Z", "+00:00")[:23] == stage.started.isoformat()[:23]
+
+
+def test_an_outage_is_said_once_not_once_per_run(caplog: pytest.LogCaptureFixture) -> None:
+    """Runs keep coming while Prefect is down: one warning for the outage, and no retry storm."""
+    reporter = PrefectReporter.start(f"http://127.0.0.1:{free_port()}/api")  # nothing listens there
+    try:
+        with caplog.at_level("WARNING", logger="grove.core.prefect_reporter"):
+            for i in range(40):
+                with runs.run("test-flow", f"outage-{i}") as current:
+                    reporter.touch(current)
+                time.sleep(0.02)
+            assert _poll(lambda: reporter.failures >= 4, timeout=30)  # 0.5 + 1 + 2 s of back-off: an outage
+        warnings = [r for r in caplog.records if r.name == "grove.core.prefect_reporter"]
+        assert len(warnings) == 1 and "unavailable" in warnings[0].getMessage()  # said once it lasted
+        assert reporter.failures < 10  # backing off, not woken by every new run
+        assert reporter.backlog == 40
+    finally:
+        reporter.stop(0.1)

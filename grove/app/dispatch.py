@@ -56,6 +56,7 @@ def process(update: IncomingUpdate) -> list[Reply]:
             with (console_turn() if update.origin == "console" else nullcontext()), unit_of_work(), \
                     (outbox.collecting(source) if source else nullcontext()):
                 replies = handle_update.fn(update)
+                run.summary_markdown, run.summary_title = turn_summary(update, replies), "the turn"
                 send_replies(update.origin, replies)  # the one sender: into the outbox, sent after commit
                 if durable:
                     inbox.finish(update.update_id, "failed" if run.failure else "done",  # type: ignore[arg-type]
@@ -75,6 +76,8 @@ def _finish_failed(update: IncomingUpdate, source: outbox.Source | None, text: s
                    run: runs.Run | None = None) -> None:
     """Tell the user and close the update as failed, in one transaction (nothing else of the turn stays)."""
     reply = Reply(chat_id=update.chat_id, text=text)
+    if run is not None:
+        run.summary_markdown, run.summary_title = turn_summary(update, [reply]), "the turn"
     if source is None:  # the console, or an update not in the inbox: said at once
         send_reply(update.origin, reply)
         return
@@ -83,6 +86,25 @@ def _finish_failed(update: IncomingUpdate, source: outbox.Source | None, text: s
         inbox.finish(source.update_id, "failed", error=reason,  # type: ignore[arg-type]
                      trace=run.summary() if run else None)
     deliver(outbox.unsent(source))
+
+
+def turn_summary(update: IncomingUpdate, replies: list[Reply]) -> str:
+    """What ops read first about a turn: what the user sent and what they got back, sources included."""
+    said = (f"/{update.command} {update.command_args}".strip() if update.command else
+            update.text or (f"button «{update.callback_data}»" if update.callback_data else None) or
+            ", ".join(f"{a.kind} {a.file_name or ''}".strip() for a in update.attachments) or "—")
+    lines = [f"**{update.kind}** · user {update.user_id} · chat {update.chat_id}"
+             + (f" · update {update.update_id}" if update.update_id is not None else ""),
+             "", "**Пользователь:**", _quoted(said)]
+    for reply in replies:
+        lines += ["", "**Ответ:**" if not reply.edits_reply else "**Ответ (правка сообщения):**", _quoted(reply.text)]
+    if not replies:
+        lines += ["", "_ответа нет_"]
+    return "\n".join(lines)
+
+
+def _quoted(text: str) -> str:
+    return "\n".join(f"> {line}" if line.strip() else ">" for line in text.splitlines() or [""])
 
 
 def deliver(ids: list[int]) -> int:

@@ -1,21 +1,26 @@
 """Writes grove's runs to the Prefect API in the background, so Prefect observes without blocking.
 
-One daemon thread per process takes runs that changed (`touch`) and brings their record in
-Prefect up to date: the flow run (created with an idempotency key, so a retried create
-never makes two), its state, the stages worth watching as task runs, artifacts and logs.
-A run touched many times while the thread was busy is synced once. When the API fails
-(connection refused, timeout, 5xx) the thread backs off and tries again; the work itself
-never waits. Under a burst the record lags behind the answers and catches up after.
+A few daemon threads per process take runs that changed (`touch`) and bring their record in
+Prefect up to date. The record is written in as few calls as Prefect's API allows, because
+each write costs its server 12–22 ms of CPU (bench/prefect_record.py):
 
-Stages become task runs when they are worth watching: they took at least
-`STAGE_MIN_SECONDS`, failed, were retried, or are still running at sync time. Every stage,
-short ones included, is listed with its time in the run's final state message, so nothing
-is hidden — it just does not cost a task run each (each is one or two API calls, ≈ 15 ms
-of server CPU apiece, measured).
+* the flow run: created Running when the run is still in progress at its first sync (so
+  Prefect shows when it started), or directly in its final state when it already ended —
+  under a burst most turns do, and cost one call; its final message says when it really
+  ran and lists every stage with its time;
+* stages worth watching (slow, failed, retried) as task runs, sent as Prefect's own
+  task-run events in one batch: an event carries the stage's true start and end, which an
+  API call cannot; a stage still running when its run ends is closed as Crashed, so no
+  stage of a finished run is left Running;
+* artifacts on the flow run, logs of many runs in one call.
+
+When the API fails (connection refused, timeout, 5xx) the threads back off together and, once
+it has lasted `OUTAGE_SECONDS`, say so once per outage, not once per run; new runs do not cut
+the back-off short. The work
+itself never waits.
 
 On start the reporter marks Crashed the Running runs of grove processes on this host that
-no longer exist (their tag names host, pid and start time), so a killed process leaves no
-run "Running" forever.
+no longer exist (their tag names host, pid and start time).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from datetime import datetime, UTC
 from typing import Any
 
 import httpx
@@ -38,7 +44,12 @@ log = logging.getLogger(__name__)
 
 STAGE_MIN_SECONDS = 0.25
 MAX_PENDING_RUNS = 20_000
+MAX_WAITING_LOGS = 20_000
+LOG_BATCH = 500
 MESSAGE_LIMIT = 4000
+THREADS = 2
+OUTAGE_SECONDS = 3.0
+"""A failing API is an outage worth a warning once it lasts this long (a 503 blip is retried quietly)."""
 
 
 class PrefectUnavailable(RuntimeError):
@@ -57,25 +68,33 @@ class _Sent:
 
 
 class PrefectReporter:
-    def __init__(self, api_url: str, *, timeout: float = 10.0) -> None:
+    def __init__(self, api_url: str, *, timeout: float = 10.0, threads: int = THREADS) -> None:
         self.api_url = api_url.rstrip("/")
         self.client = httpx.Client(base_url=self.api_url, timeout=timeout)
         self.tag = process_tag()
         self._pending: OrderedDict[uuid.UUID, Run] = OrderedDict()
+        self._syncing: set[uuid.UUID] = set()
         self._sent: dict[uuid.UUID, _Sent] = {}
         self._flow_ids: dict[str, uuid.UUID] = {}
+        self._logs: list[dict[str, Any]] = []
         self._cond = threading.Condition()
-        self._busy = False
         self._stopped = False
         self._reconciled = False
+        self._retry_at = 0.0
+        self._backoff = 0.5
+        self._outage_since: float | None = None
+        self._outage_said = False
         self.failures = 0
         self.dropped = 0
-        self._thread = threading.Thread(target=self._loop, name="prefect-reporter", daemon=True)
+        self.calls = 0
+        self._threads = [threading.Thread(target=self._loop, name=f"prefect-reporter-{i}", daemon=True)
+                         for i in range(threads)]
 
     @classmethod
     def start(cls, api_url: str) -> PrefectReporter:
         reporter = cls(api_url)
-        reporter._thread.start()
+        for thread in reporter._threads:
+            thread.start()
         atexit.register(reporter.stop, 5.0)
         return reporter
 
@@ -91,13 +110,14 @@ class PrefectReporter:
             self._cond.notify()
 
     def flush(self, timeout: float = 30.0) -> bool:
-        """Wait until every touched run is in Prefect; False on timeout."""
+        """Wait until every touched run (and its logs) is in Prefect; False on timeout."""
         deadline = time.monotonic() + timeout
         with self._cond:
-            while self._pending or self._busy:
+            while self._pending or self._syncing or self._logs:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
+                self._cond.notify_all()  # logs left over with no run to sync go out now
                 self._cond.wait(min(left, 0.2))
         return True
 
@@ -110,45 +130,79 @@ class PrefectReporter:
     @property
     def backlog(self) -> int:
         with self._cond:
-            return len(self._pending)
+            return len(self._pending) + len(self._syncing)
 
-    # --- the thread ------------------------------------------------------------------
-    def _loop(self) -> None:
-        backoff = 0.5
-        while True:
-            with self._cond:
-                while not self._pending and not self._stopped:
-                    self._cond.wait()
+    # --- the threads -------------------------------------------------------------------
+    def _next(self) -> Run | None:
+        """The oldest run nobody is syncing, once any back-off has passed (None: stop)."""
+        with self._cond:
+            while True:
                 if self._stopped:
-                    return
-                run_id, run = next(iter(self._pending.items()))
-                del self._pending[run_id]
-                self._busy = True
+                    return None
+                wait = self._retry_at - time.monotonic()
+                if wait > 0:  # backing off: a touch must not wake us early
+                    self._cond.wait(wait)
+                    continue
+                for run_id, run in self._pending.items():
+                    if run_id not in self._syncing:
+                        del self._pending[run_id]
+                        self._syncing.add(run_id)
+                        return run
+                if self._logs:
+                    return _LOGS_ONLY
+                self._cond.wait()
+
+    def _loop(self) -> None:
+        while (run := self._next()) is not None:
             try:
                 if not self._reconciled:
-                    self.mark_crashed_runs()
                     self._reconciled = True
-                self._sync(run)
+                    self.mark_crashed_runs()
+                if run is not _LOGS_ONLY:
+                    self._sync(run)
+                self._send_logs(force=run is _LOGS_ONLY or not self._pending)
+                self._answered()
             except PrefectUnavailable as exc:
-                self.failures += 1
-                log.warning("Prefect API unavailable (%s); the run record waits %.0f s", exc, backoff)
-                with self._cond:
-                    self._pending[run.id] = run
-                    self._pending.move_to_end(run.id, last=False)
-                    self._busy = False
-                    self._cond.wait(backoff)
-                backoff = min(backoff * 2, 30.0)
+                self._unavailable(run, exc)
                 continue
             except Exception:  # noqa: BLE001 - a bad record must not stop the reporter
                 log.exception("could not record run %s in Prefect; dropped", run.name)
                 self._sent.pop(run.id, None)
-            backoff = 0.5
-            with self._cond:  # an unfinished run comes back when it is touched again
-                self._busy = False
+            with self._cond:
+                self._syncing.discard(run.id)
                 self._cond.notify_all()
+
+    def _unavailable(self, run: Run, exc: PrefectUnavailable) -> None:
+        """Back off (all threads), keep the run first in line, and say so once per outage."""
+        with self._cond:
+            self.failures += 1
+            self._syncing.discard(run.id)
+            if run is not _LOGS_ONLY:
+                self._pending[run.id] = run
+                self._pending.move_to_end(run.id, last=False)
+            now = time.monotonic()
+            if self._outage_since is None:
+                self._outage_since = now
+                log.info("Prefect API did not answer (%s); trying again", exc)
+            elif not self._outage_said and now - self._outage_since >= OUTAGE_SECONDS:
+                self._outage_said = True
+                log.warning("Prefect API unavailable for %.0f s (%s); runs are kept and recorded when it answers",
+                            now - self._outage_since, exc)
+            self._retry_at = time.monotonic() + self._backoff
+            self._backoff = min(self._backoff * 2, 30.0)
+            self._cond.notify_all()
+
+    def _answered(self) -> None:
+        with self._cond:
+            self._backoff = 0.5
+            if self._outage_said:
+                log.warning("Prefect API answers again after %.0f s; %d runs waiting to be recorded",
+                            time.monotonic() - (self._outage_since or 0), len(self._pending))
+            self._outage_since, self._outage_said = None, False
 
     # --- HTTP ----------------------------------------------------------------------------
     def _call(self, method: str, path: str, body: Any = None) -> Any:
+        self.calls += 1
         try:
             response = self.client.request(method, path, json=body)
         except httpx.HTTPError as exc:
@@ -168,6 +222,19 @@ class PrefectReporter:
         self._call("POST", f"/flow_runs/{flow_run_id}/set_state",
                    {"state": _state(state, message), "force": True})
 
+    def _send_logs(self, force: bool = False) -> None:
+        """Logs of many runs in one call, when enough have gathered or nothing else is waiting."""
+        with self._cond:
+            if not self._logs or (len(self._logs) < LOG_BATCH and not force):
+                return
+            batch, self._logs = self._logs[:LOG_BATCH], self._logs[LOG_BATCH:]
+        try:
+            self._call("POST", "/logs/", batch)
+        except PrefectUnavailable:
+            with self._cond:
+                self._logs[:0] = batch
+            raise
+
     # --- bringing one run up to date ---------------------------------------------------
     def _sync(self, run: Run) -> bool:
         """Send what Prefect lacks of this run; True when the run is final and fully recorded."""
@@ -179,60 +246,63 @@ class PrefectReporter:
         sent = self._sent.setdefault(run.id, _Sent(flow_run_id=run.prefect_flow_run_id))
         owned = run.prefect_flow_run_id is None  # else Prefect's engine owns the flow run's states
         if sent.flow_run_id is None:
+            # A run that already ended goes straight to its final state: one call instead of two.
+            first = _state(state, _final_message(message, stages, run)) if finished else _state("RUNNING")
             created = self._call("POST", "/flow_runs/", {
                 "flow_id": str(self._flow_id(run.flow_name)), "name": run.name,
-                "parameters": run.parameters, "tags": [*run.tags, self.tag],
+                "parameters": run.parameters, "tags": [*run.tags, self.tag], "state": first,
                 "idempotency_key": str(run.id),
+                **({"parent_task_run_id": str(run.parent_task_run_id)} if run.parent_task_run_id else {}),
             })
             sent.flow_run_id = uuid.UUID(created["id"])
-        if owned and not sent.running and not finished:
-            # Only a run still in progress is shown Running: a run that ended before its first sync
-            # (most turns under load) goes straight to its final state — one API call less.
-            self._set_flow_state(sent.flow_run_id, "RUNNING")
-            sent.running = True
-        for stage in stages:
-            self._sync_stage(sent, stage, finished)
-        if len(artifacts) > sent.artifacts:
-            for item in artifacts[sent.artifacts:]:
-                self._call("POST", "/artifacts/", {
-                    "type": "markdown", "data": item.markdown, "description": item.description,
-                    "key": item.key, "flow_run_id": str(sent.flow_run_id),
-                    "task_run_id": str(item.stage_id) if item.stage_id in sent.stages else None})
-            sent.artifacts = len(artifacts)
+            # (a create retried after a lost answer returns the first one, whatever its state)
+            sent.running = created["state"]["type"] == "RUNNING"
+        self._sync_stages(run, sent, stages, finished)
+        for item in artifacts[sent.artifacts:]:
+            self._call("POST", "/artifacts/", {
+                "type": "markdown", "data": item.markdown, "description": item.description,
+                "key": item.key, "flow_run_id": str(sent.flow_run_id),
+                "task_run_id": str(item.stage_id) if item.stage_id in sent.stages else None})
+            sent.artifacts += 1
         if len(logs) > sent.logs:
-            self._call("POST", "/logs/", [{
-                "name": line.name, "level": line.level, "message": line.message,
-                "timestamp": line.timestamp.isoformat(), "flow_run_id": str(sent.flow_run_id),
-                "task_run_id": str(line.stage_id) if line.stage_id in sent.stages else None}
-                for line in logs[sent.logs:]])
+            lines = [{"name": line.name, "level": line.level, "message": line.message,
+                      "timestamp": line.timestamp.isoformat(), "flow_run_id": str(sent.flow_run_id),
+                      "task_run_id": str(line.stage_id) if line.stage_id in sent.stages else None}
+                     for line in logs[sent.logs:]]
+            with self._cond:
+                room = MAX_WAITING_LOGS - len(self._logs)
+                self._logs.extend(lines[:max(room, 0)])
             sent.logs = len(logs)
         if not finished:
             return False
-        if owned:
+        if owned and sent.running:
             self._set_flow_state(sent.flow_run_id, state, _final_message(message, stages, run))
         self._sent.pop(run.id, None)
         if run.on_reported is not None:
             run.on_reported(run)
         return True
 
-    def _sync_stage(self, sent: _Sent, stage: Stage, run_finished: bool) -> None:
-        already = sent.stages.get(stage.id)
-        final = stage.ended is not None
-        if already is not None and (already != "RUNNING" or not final):
-            return
-        watch = (not final) or stage.state != "COMPLETED" or stage.attempts > 1 or \
-            (stage.seconds or 0) >= STAGE_MIN_SECONDS
-        if not watch:
-            return
-        if already is None:
-            self._call("POST", "/task_runs/", {
-                "id": str(stage.id), "flow_run_id": str(sent.flow_run_id), "task_key": stage.key,
-                "dynamic_key": str(stage.index), "name": stage.name, "state": _state("RUNNING")})
-            sent.stages[stage.id] = "RUNNING"
-        if final:
-            self._call("POST", f"/task_runs/{stage.id}/set_state",
-                       {"state": _state(stage.state, stage.message), "force": True})
-            sent.stages[stage.id] = stage.state
+    def _sync_stages(self, run: Run, sent: _Sent, stages: list[Stage], run_finished: bool) -> None:
+        """Stages worth watching as task runs, as task-run events in one call (true times)."""
+        events = []
+        for stage in stages:
+            already = sent.stages.get(stage.id)
+            if already is not None and already != "RUNNING":
+                continue  # its final state is in Prefect
+            if stage.ended is not None:
+                if already is None and not _worth_watching(stage):
+                    continue
+                state, ended, message = stage.state, stage.ended, stage.message
+            elif run_finished:  # left behind by its run (an abandoned thread): never Running forever
+                state, ended, message = "CRASHED", run.ended or _now(), "its run ended before this stage did"
+            elif already is None:  # in progress at this sync: shown Running now, closed later
+                state, ended, message = "RUNNING", None, None
+            else:
+                continue
+            events.append(_stage_event(sent.flow_run_id, stage, state, ended, message, previous=already))
+            sent.stages[stage.id] = state
+        if events:
+            self._call("POST", "/events", events)
 
     # --- crashed processes -------------------------------------------------------------
     def mark_crashed_runs(self) -> int:
@@ -261,6 +331,18 @@ class PrefectReporter:
         return marked
 
 
+_LOGS_ONLY = Run(flow_name="-", name="logs")  # a marker: only the gathered logs are due
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _worth_watching(stage: Stage) -> bool:
+    """A finished stage is a task run when it failed, was retried or took a while."""
+    return stage.state != "COMPLETED" or stage.attempts > 1 or (stage.seconds or 0) >= STAGE_MIN_SECONDS
+
+
 def _alive(pid: int, started: int, psutil: Any) -> bool:
     try:
         return int(psutil.Process(pid).create_time()) == started
@@ -273,6 +355,33 @@ def _state(state: str, message: str | None = None) -> dict[str, Any]:
     if message:
         body["message"] = message[:MESSAGE_LIMIT]
     return body
+
+
+def _stage_event(flow_run_id: uuid.UUID | None, stage: Stage, state: str, ended: datetime | None,
+                 message: str | None, previous: str | None) -> dict[str, Any]:
+    """A stage as Prefect's own task-run state event (what its task engine emits), true times in."""
+    name = state.capitalize()
+    occurred = ended or stage.started
+    task_run: dict[str, Any] = {
+        "name": stage.name, "task_key": stage.key, "dynamic_key": str(stage.index),
+        "start_time": stage.started.isoformat(), "run_count": stage.attempts, "tags": ["grove"],
+        "empirical_policy": {}, "task_inputs": {}}
+    if ended is not None:
+        task_run["end_time"] = ended.isoformat()
+        task_run["total_run_time"] = (ended - stage.started).total_seconds()
+    return {
+        "id": str(uuid.uuid4()), "occurred": occurred.isoformat(), "event": f"prefect.task-run.{name}",
+        "resource": {"prefect.resource.id": f"prefect.task-run.{stage.id}", "prefect.resource.name": stage.name,
+                     "prefect.run-count": str(stage.attempts), "prefect.state-name": name,
+                     "prefect.state-type": state, "prefect.state-message": (message or "")[:MESSAGE_LIMIT],
+                     "prefect.state-timestamp": occurred.isoformat(), "prefect.orchestration": "client"},
+        "related": [{"prefect.resource.id": f"prefect.flow-run.{flow_run_id}", "prefect.resource.role": "flow-run"}]
+        if flow_run_id else [],
+        "payload": {"intended": {"from": previous, "to": state},
+                    "initial_state": {"type": previous, "name": previous.capitalize()} if previous else None,
+                    "validated_state": {"type": state, "name": name, "message": (message or "")[:MESSAGE_LIMIT]},
+                    "task_run": task_run},
+    }
 
 
 def _final_message(message: str | None, stages: list[Stage], run: Run) -> str:

@@ -108,6 +108,10 @@ class Run:
     artifacts: list[Artifact] = field(default_factory=list)
     logs: list[LogLine] = field(default_factory=list)
     prefect_flow_run_id: uuid.UUID | None = None  # set when Prefect's engine owns the flow run
+    parent_task_run_id: uuid.UUID | None = None  # the Prefect task run this run was started by (a lane)
+    notes: list[str] = field(default_factory=list)  # lines for the run's own artifact (see `note`)
+    summary_markdown: str | None = None  # the top of that artifact (a turn: question, answer, sources)
+    summary_title: str | None = None
     reporter: Reporter | None = None
     on_reported: Callable[[Run], None] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -141,6 +145,28 @@ class Run:
         stage = current_stage()
         with self.lock:
             self.artifacts.append(Artifact(markdown, description, stage.id if stage else None, key))
+        self._touch()
+
+    def note(self, line: str) -> None:
+        """A line for the run's own summary artifact (what ops read first), instead of one of its own."""
+        with self.lock:
+            self.notes.append(line)
+
+    def add_summary(self) -> None:
+        """One artifact for the run, when it has something to say: what the working code set as
+        `summary` (a turn: the question, the answer and the sources sent), its notes, and every
+        stage with its time — on the flow run itself, so it is one click from the run."""
+        with self.lock:
+            if self.summary_markdown is None and not self.notes:
+                return
+            lines = [self.summary_markdown] if self.summary_markdown else []
+            lines += [f"- {line}" for line in self.notes]
+            timed = [s for s in self.stages if s.seconds is not None]
+            if timed:
+                lines += ["", "| stage | ms | state |", "|---|---:|---|"]
+                lines += [f"| {s.name} | {s.seconds * 1000:.0f} | {s.state.lower()} |"  # type: ignore[operator]
+                          for s in timed]
+            self.artifacts.append(Artifact("\n".join(lines), self.summary_title or self.name, None))
         self._touch()
 
     def add_log(self, record: logging.LogRecord) -> None:
@@ -263,7 +289,7 @@ def default_reporter() -> Reporter | None:
 @contextmanager
 def run(flow_name: str, name: str, parameters: dict[str, Any] | None = None, *,
         tags: list[str] | None = None, on_reported: Callable[[Run], None] | None = None,
-        prefect_flow_run_id: uuid.UUID | None = None) -> Iterator[Run]:
+        prefect_flow_run_id: uuid.UUID | None = None, parent_task_run_id: uuid.UUID | None = None) -> Iterator[Run]:
     """Open a run; it ends COMPLETED, or FAILED with the exception (re-raised) or `Run.fail`'s reason.
 
     Inside a flow run of Prefect's own engine (a deployment), the run attaches to it.
@@ -272,7 +298,7 @@ def run(flow_name: str, name: str, parameters: dict[str, Any] | None = None, *,
         prefect_flow_run_id = _prefect_flow_run_id()
     current = Run(flow_name=flow_name, name=name, parameters=_jsonable(parameters or {}),
                   tags=["grove", *(tags or [])], prefect_flow_run_id=prefect_flow_run_id,
-                  reporter=default_reporter(), on_reported=on_reported)
+                  parent_task_run_id=parent_task_run_id, reporter=default_reporter(), on_reported=on_reported)
     _install_log_capture()
     token = _run.set(current)
     stage_token = _stage.set(None)
@@ -281,9 +307,11 @@ def run(flow_name: str, name: str, parameters: dict[str, Any] | None = None, *,
         yield current
     except BaseException as exc:
         state: State = "CRASHED" if isinstance(exc, (KeyboardInterrupt, SystemExit)) else "FAILED"
+        current.add_summary()
         current.finish(state, describe(exc))
         raise
     else:
+        current.add_summary()
         if current.failure:
             current.finish("FAILED", current.failure)
         else:
@@ -308,6 +336,13 @@ def artifact(markdown: str, description: str | None = None, key: str | None = No
     current = current_run()
     if current is not None:
         current.add_artifact(markdown, description, key)
+
+
+def note(line: str) -> None:
+    """A line for the current run's summary artifact; dropped outside a run."""
+    current = current_run()
+    if current is not None:
+        current.note(line)
 
 
 def run_logger() -> logging.Logger:

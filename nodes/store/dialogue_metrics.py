@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from grove.core.observe import task
-from grove.core.runs import artifact
+from grove.core.runs import note
 
 from grove.store.db import transaction
 
@@ -29,8 +29,8 @@ def record_turn(user_id: int, flow: str, template: str, signals: list[str], guar
 
 
 def report_turn(flow: str, user_id: int, signals: list[str], guards: list[str], details: list[str]) -> None:
-    """The turn's metrics as a markdown artifact on the flow run, for ops in the Prefect UI."""
-    lines = [f"**{flow}** turn of user {user_id} · template `answer.md`",
-             f"- signals: {', '.join(signals) or '—'}", f"- guards fired: {', '.join(guards) or '—'}"]
-    lines += [f"- {d}" for d in details]
-    artifact("\n".join(lines), description=f"{flow} turn of user {user_id}")
+    """The turn's metrics as lines of the run's one artifact (beside the question and the answer)."""
+    note(f"{flow} turn of user {user_id} · template `answer.md`")
+    note(f"signals: {', '.join(signals) or '—'} · guards fired: {', '.join(guards) or '—'}")
+    for detail in details:
+        note(detail)
