@@ -77,4 +77,6 @@ def test_the_fallback_text_wins_only_when_cleaner_and_no_shorter() -> None:
     # glued words cost the reader more than a stray glyph
     assert pdf_text.check("Путь задают \x04 кривыми и прямыми отрезками на плоскости.").better_than(glued)
     assert pdf_text.check("(cid:12) и \ufffd").not_text == 2
+    # identifiers are one word each: a TeX control sequence, a camelCase name
+    assert pdf_text.check("Примитив \\pdfsuppresswarningpagegroup и ScriptScriptPercentScaleDown.").passed
     assert pdf_text.check("Любой текст.").better_than(pdf_text.check(""))  # a page PDFium read nothing on

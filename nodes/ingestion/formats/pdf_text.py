@@ -7,11 +7,11 @@ after OCR (ocrmypdf + Tesseract). pypdf, the extractor before, drops the spaces 
 PDFs: the 173-page STEAD3 manual (XeTeX; pypdf takes the width of glyph 32, «=», for the space)
 came out with 798 runs of 26+ letters («поэтомузнаниеLuaможетбытьполезнымдля…») on 148 pages, and
 a quarter of pdftotext's sentences survived. PDFium and pdfminer.six glue none there, but
-pdfminer.six is 9–37 times slower than PDFium, could not open the MetaPost manual at all, turns
-glyphs it cannot map into «(cid:N)» and reads nothing of ocrmypdf's text layer. PDFium is 5–70
+pdfminer.six is 15–49 times slower than PDFium, could not open the MetaPost manual at all, turns
+glyphs it cannot map into «(cid:N)» and reads nothing of ocrmypdf's text layer. PDFium is 7–59
 times faster than pypdf and gives the drawn size of every character (`FPDFText_GetFontSize`: the
 same body size, outline headings and font-size headings as pypdf's matrices gave on the documents
-compared), so one pass yields text and structure.
+compared), so PDFium alone gives text and structure.
 
 **Each page is checked** (`check`): runs of `GLUED_LETTERS` or more Cyrillic or Latin letters
 («words» no dictionary has: glued text) and characters that are no text at all (C0 controls,
@@ -19,10 +19,10 @@ U+FFFD, pdfminer's «(cid:N)»). A page with one of either is read again by pypd
 is kept when it is cleaner and has no fewer words (`Check.better_than`: pypdf fixes glyphs of math
 fonts it maps by name, and sometimes glues a pair of words on the same page). The threshold is
 one, not more, because a glued passage or a lost letter costs the reader, while a re-read costs
-little: over the 3,683 pages of 134 PDFs on the measuring machine, 7.9 % fail the check (math
-fonts without a Unicode map, tables of long identifiers), re-reading took 0.12 s per failing page,
-and pypdf's text was kept on 50 of the 290; pdfminer.six's would have been better on none, so it
-is no fallback.
+little: over the 3,683 pages of 134 PDFs on the measuring machine, 6.8 % fail the check (mostly
+math fonts without a Unicode map), re-reading took about 0.2 s per failing page (most of it pypdf
+opening the document) on a loaded machine, and pypdf's text was kept on 50 of the 252;
+pdfminer.six's would have been better on none, so it is no fallback.
 
 **Normalised** (`normalise`): PDFium marks a hyphen at a line end with U+FFFE (U+0002 from its
 bounded-text call) and removes the line break; the break is put back as «-\\n», so `pdf_layout`
@@ -51,10 +51,12 @@ from nodes.ingestion.formats.pdf_structure import Run
 
 GLUED_LETTERS = 26
 """Runs this long are glued words: longer than nearly every Russian word
-(«высокопревосходительство» has 24 letters); the identifiers that reach it («XeTeXinterwordspaceshaping»)
-are rare enough that a page holding one is merely re-read."""
+(«высокопревосходительство» has 24 letters). Latin identifiers reach it too; a TeX control
+sequence (after a backslash: «\\pdfsuppresswarningpagegroup») or a camelCase name
+(«ScriptScriptPercentScaleDown») is one word, not a glued run."""
 
-_GLUED = re.compile(rf"[а-яёА-ЯЁ]{{{GLUED_LETTERS},}}|[A-Za-z]{{{GLUED_LETTERS},}}")
+_GLUED = re.compile(rf"[а-яёА-ЯЁ]{{{GLUED_LETTERS},}}|(?<![\\\d_A-Za-z])[A-Za-z]{{{GLUED_LETTERS},}}")
+_CAMEL_CASE = re.compile(r"[a-z][A-Z]")
 _NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffd]|\(cid:\d+\)")
 _WORDS = re.compile(r"[^\W\d_]+")
 _HYPHEN_MARK = re.compile(r"[\x02\ufffe][ \t]*")
@@ -96,13 +98,13 @@ class Check:
 def check(text: str) -> Check:
     """The page's words (counted with the characters that are not text taken out, so that one
     inside a word does not make two of it), glued runs and characters that are not text."""
-    return Check(len(_WORDS.findall(_NOT_TEXT.sub("", text))), len(_GLUED.findall(text)),
+    return Check(len(_WORDS.findall(_NOT_TEXT.sub("", text))), len(glued_runs(text)),
                  len(_NOT_TEXT.findall(text)))
 
 
 def glued_runs(text: str) -> list[str]:
-    """The runs of `GLUED_LETTERS`+ letters in `text` (the bench reports them)."""
-    return _GLUED.findall(text)
+    """The runs of `GLUED_LETTERS`+ letters in `text` that are no identifier."""
+    return [run for run in _GLUED.findall(text) if not _CAMEL_CASE.search(run)]
 
 
 # --- PDFium -------------------------------------------------------------------------
