@@ -14,6 +14,7 @@ through `parse_file`.
     python -m tests.support.extraction_stress DOC...             # one stress in this process
     python -m tests.support.extraction_stress --runs 50 DOC...   # 50 child processes, crashes counted
     python -m tests.support.extraction_stress --runs 50 --tree /tmp/before DOC...  # another checkout
+    python -m tests.support.extraction_stress --runs 50 --unlocked DOC...  # this one, locks taken out
 
 The documents used by the test and by bench/README.md: `/usr/share/doc/debian-history/docs`
 (Debian package `debian-history`: 60 HTML pages, a PDF and an EPUB per language).
@@ -92,13 +93,22 @@ class Outcome:
         return signal.Signals(-self.returncode).name if self.crashed else ""
 
 
+def unlock() -> None:
+    """Take the locks of `nodes.ingestion.native` out (to measure what they prevent)."""
+    import contextlib
+
+    from nodes.ingestion import native
+
+    native.LIBXML = native.PDFIUM = contextlib.nullcontext()  # type: ignore[assignment]
+
+
 def run_child(paths: list[Path], *, rounds: int = ROUNDS, workers: int = WORKERS,
-              tree: Path | None = None, timeout: float = 1800) -> Outcome:
+              tree: Path | None = None, unlocked: bool = False, timeout: float = 1800) -> Outcome:
     """One stress in a child process (the checkout `tree`, else this one)."""
     root = tree or Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(root), "PYTHONFAULTHANDLER": "1"}
     command = [sys.executable, str(Path(__file__).resolve()), "--rounds", str(rounds),
-               "--workers", str(workers), *map(str, paths)]
+               "--workers", str(workers), *(["--unlocked"] if unlocked else []), *map(str, paths)]
     started = time.perf_counter()
     done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=timeout,
                           check=False)
@@ -112,9 +122,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=WORKERS)
     parser.add_argument("--runs", type=int, default=0, help="run the stress in this many child processes")
     parser.add_argument("--tree", type=Path, help="the checkout the children import (default: this one)")
+    parser.add_argument("--unlocked", action="store_true", help="without the locks of nodes.ingestion.native")
     args = parser.parse_args()
     paths = args.paths or history_documents()
     if not args.runs:
+        if args.unlocked:
+            unlock()
         results = stress(paths, args.rounds, args.workers)
         refused = sum(result.startswith("refused") for result in results)
         print(f"{len(paths)} documents x {args.rounds} rounds, {args.workers} threads: the same every round "
@@ -123,7 +136,7 @@ def main() -> None:
     crashes: dict[str, int] = {}
     failures = 0
     for run in range(1, args.runs + 1):
-        outcome = run_child(paths, rounds=args.rounds, workers=args.workers, tree=args.tree)
+        outcome = run_child(paths, rounds=args.rounds, workers=args.workers, tree=args.tree, unlocked=args.unlocked)
         if outcome.crashed:
             crashes[outcome.signal_name] = crashes.get(outcome.signal_name, 0) + 1
         elif outcome.returncode:
