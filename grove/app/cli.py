@@ -28,12 +28,19 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _cmd_work(args: argparse.Namespace) -> int:
-    """The background worker (indexing jobs) against DATABASE_URL."""
+    """The worker against DATABASE_URL: the indexing jobs; with GROVE_DISPATCH=prefect a Prefect
+    task worker running the turns and the indexing of any user (grove/app/engine.py)."""
     from grove.store.db import prepare_database
-    from grove.app.worker import work_forever
 
     prepare_database()
-    work_forever()
+    if get_settings().dispatch == "prefect":
+        from grove.app.engine import serve_lanes
+
+        serve_lanes()
+    else:
+        from grove.app.worker import work_forever
+
+        work_forever()
     return 0
 
 
@@ -102,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="serve the flows as deployments (needs PREFECT_API_URL)")
     p.set_defaults(func=_cmd_serve)
 
-    p = sub.add_parser("work", help="run background jobs (indexing); `grove up` starts one")
+    p = sub.add_parser("work", help="run background jobs (indexing) — with GROVE_DISPATCH=prefect, turns too; `grove up` starts one")
     p.set_defaults(func=_cmd_work)
 
     p = sub.add_parser("console", help="talk to the flows from the terminal")

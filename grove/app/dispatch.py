@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
+import uuid
 from collections.abc import Callable
 from contextlib import nullcontext
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 from flows import texts
 from flows.handle_update import handle_update, run_name
@@ -36,22 +36,21 @@ from grove.core.messages import IncomingUpdate, Reply
 from grove.core.settings import get_settings
 from nodes.telegram.reply import console_turn, deliver_row, send_now, send_replies, send_reply
 
-if TYPE_CHECKING:
-    from prefect.client.schemas.objects import FlowRun
-
 log = logging.getLogger(__name__)
 
-DEPLOYMENT = "handle-update/grove"
 STORE_RETRY_DELAYS = [2.0, 5.0, 10.0, 20.0, 30.0, 60.0]
 
 
-def process(update: IncomingUpdate) -> list[Reply]:
-    """One update as one turn (see the module docstring); returns the replies it made."""
+def process(update: IncomingUpdate, *, parent_task_run_id: uuid.UUID | None = None) -> list[Reply]:
+    """One update as one turn (see the module docstring); returns the replies it made.
+
+    `parent_task_run_id`: the Prefect task run (a lane, scale-out) this turn runs in."""
     durable = update.origin == "telegram" and update.update_id is not None
     source = outbox.Source(update_id=update.update_id) if durable else None
     parameters = {"update": update}
     replies: list[Reply] = []
-    with runs.run("handle-update", run_name(parameters), parameters, tags=[f"user:{update.user_id}"]) as run:
+    with runs.run("handle-update", run_name(parameters), parameters, tags=[f"user:{update.user_id}"],
+                  parent_task_run_id=parent_task_run_id) as run:
         try:
             with (console_turn() if update.origin == "console" else nullcontext()), unit_of_work(), \
                     (outbox.collecting(source) if source else nullcontext()):
@@ -129,6 +128,40 @@ def tell_store_down(update: IncomingUpdate) -> None:
         log.warning("could not tell user %s that the store is down: %s", update.user_id, exc)
 
 
+def run_update(update: IncomingUpdate, stop: threading.Event,
+               run_turn: Callable[[IncomingUpdate], Any] = process) -> None:
+    """One update to its end: claimed in the inbox, earlier replies first, then its turn; a lost
+    store is waited out (the user told once) and the same turn runs again. Used by the
+    in-process lanes and by the lanes Prefect runs on task workers (`grove.app.engine`)."""
+    told = False
+    for attempt in range(10_000):
+        if stop.is_set():
+            return
+        try:
+            if update.update_id is not None and update.origin == "telegram":
+                row = inbox.claim(update.update_id)
+                if row is None:
+                    return  # finished already (a redelivery, or recovery raced the receiver)
+                if row.attempts > inbox.MAX_ATTEMPTS:
+                    _finish_failed(update, outbox.Source(update_id=update.update_id), texts.GAVE_UP,
+                                   f"gave up after {row.attempts - 1} interrupted attempts")
+                    return
+                deliver(outbox.unsent(chat_id=update.chat_id))  # earlier replies go first
+            run_turn(update)
+            return
+        except StoreUnavailable as exc:
+            if not told:
+                tell_store_down(update)
+                told = True
+            wait = STORE_RETRY_DELAYS[min(attempt, len(STORE_RETRY_DELAYS) - 1)]
+            log.warning("store unavailable for update %s (%s); retrying in %.0f s",
+                        update.update_id, exc, wait)
+            if stop.wait(wait):
+                return
+        except Exception:  # noqa: BLE001 - the turn already told the user and recorded the failure
+            return
+
+
 class Dispatcher:
     """Turns in per-user lanes, fed by the receiver (bot) and by recovery after a crash."""
 
@@ -146,6 +179,10 @@ class Dispatcher:
 
     def submit(self, update: IncomingUpdate) -> bool:
         return self.lanes.submit(update.user_id, update.update_id or id(update), update)
+
+    @property
+    def stopping(self) -> threading.Event:
+        return self._stop
 
     def recover(self) -> tuple[int, int]:
         """Deliver what a crash left unsent, then resume unfinished updates; returns (replies, updates)."""
@@ -174,33 +211,7 @@ class Dispatcher:
             self._sweeper.join(timeout)
 
     def _work(self, update: IncomingUpdate) -> None:
-        told = False
-        for attempt in range(10_000):
-            if self._stop.is_set():
-                return
-            try:
-                if update.update_id is not None and update.origin == "telegram":
-                    row = inbox.claim(update.update_id)
-                    if row is None:
-                        return  # finished already (a redelivery, or recovery raced the receiver)
-                    if row.attempts > inbox.MAX_ATTEMPTS:
-                        _finish_failed(update, outbox.Source(update_id=update.update_id), texts.GAVE_UP,
-                                       f"gave up after {row.attempts - 1} interrupted attempts")
-                        return
-                    deliver(outbox.unsent(chat_id=update.chat_id))  # earlier replies go first
-                self._run_turn(update)
-                return
-            except StoreUnavailable as exc:
-                if not told:
-                    tell_store_down(update)
-                    told = True
-                wait = STORE_RETRY_DELAYS[min(attempt, len(STORE_RETRY_DELAYS) - 1)]
-                log.warning("store unavailable for update %s (%s); retrying in %.0f s",
-                            update.update_id, exc, wait)
-                if self._stop.wait(wait):
-                    return
-            except Exception:  # noqa: BLE001 - the turn already told the user and recorded the failure
-                return
+        run_update(update, self._stop, self._run_turn)
 
     def _sweep(self, every: float = 10.0) -> None:
         """Replies whose delivery failed (Telegram was down) are tried again in the background."""
@@ -209,24 +220,3 @@ class Dispatcher:
                 deliver(outbox.unsent())
             except Exception as exc:  # noqa: BLE001
                 log.info("outbox sweep skipped: %s", exc)
-
-
-def deployment_turn(name: str = DEPLOYMENT, poll: float = 0.5) -> Callable[[IncomingUpdate], None]:
-    """Scale-out: a turn runs as a run of the served deployment (a worker elsewhere); the lane
-    waits for it to finish, so a user's updates still run one at a time and in order."""
-
-    def run(update: IncomingUpdate) -> None:
-        from prefect.deployments import run_deployment
-
-        flow_run = cast("FlowRun", run_deployment(name, parameters={"update": update.model_dump(mode="json")},
-                                                  timeout=0))  # called outside an event loop: the run itself
-        from prefect.client.orchestration import get_client
-
-        with get_client(sync_client=True) as client:
-            while True:
-                state = client.read_flow_run(flow_run.id).state
-                if state is not None and state.is_final():
-                    return
-                time.sleep(poll)
-
-    return run

@@ -16,7 +16,9 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -341,17 +343,30 @@ def run_bot(settings: Settings) -> None:
     from telegram import Update
 
     from grove.channels.bot import build_application, parse_stored, webhook_options
-    from grove.app.dispatch import Dispatcher, deployment_turn
+    from grove.core.messages import IncomingUpdate
+    from grove.app.dispatch import Dispatcher
     from grove.store import inbox
 
-    turn = deployment_turn() if settings.dispatch == "deployment" else None
-    dispatcher = Dispatcher(run_turn=turn, parse=parse_stored)
+    dispatcher = Dispatcher(parse=parse_stored)
     inbox.forget_older_than(settings.inbox_keep_days)
-    delivered, resumed = dispatcher.recover()
+    if settings.dispatch == "prefect":  # turns run on Prefect's task workers (grove/app/engine.py)
+        from grove.app import engine
+
+        from grove.app.dispatch import deliver
+        from grove.store import outbox
+
+        delivered, resumed = deliver(outbox.unsent()), engine.sweep(unclaimed_seconds=0)
+        threading.Thread(target=engine.sweep_forever, args=(dispatcher.stopping,), name="lane-sweeper",
+                         daemon=True).start()
+        submit: Callable[[IncomingUpdate], object] = engine.Receiver()
+        say("turns and indexing run on Prefect task workers (`grove work`, GROVE_DISPATCH=prefect)")
+    else:
+        delivered, resumed = dispatcher.recover()
+        submit = dispatcher.submit
     if delivered or resumed:
         say(f"after the last stop: {delivered} replies delivered, {resumed} updates resumed")
     dispatcher.start()
-    application = build_application(settings, dispatcher.submit)
+    application = build_application(settings, submit)
     stop_signals = (signal.SIGINT, signal.SIGTERM)
     try:
         if settings.telegram_webhook_url:

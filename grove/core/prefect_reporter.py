@@ -156,8 +156,8 @@ class PrefectReporter:
         while (run := self._next()) is not None:
             try:
                 if not self._reconciled:
-                    self._reconciled = True
                     self.mark_crashed_runs()
+                    self._reconciled = True
                 if run is not _LOGS_ONLY:
                     self._sync(run)
                 self._send_logs(force=run is _LOGS_ONLY or not self._pending)

@@ -79,12 +79,17 @@ class Settings(AnsweringSettings, BaseSettings):
             "database cannot be created there."
         ),
     )
-    dispatch: Literal["inline", "deployment"] = Field(
+    dispatch: Literal["inline", "prefect"] = Field(
         default="inline",
         description=(
-            "inline: the bot runs each flow in its own process (a named flow run on the server). "
-            "deployment: the bot submits runs to the served deployments / work pool (scale-out)."
+            "inline: `grove up` runs every turn in its own process and its worker runs the indexing; "
+            "Prefect records. prefect: turns and indexing run as Prefect background tasks on every "
+            "`grove work` process, on this machine or others (scale-out, grove/app/engine.py)."
         ),
+    )
+    lane_lease_seconds: float = Field(
+        default=15.0,
+        description="Scale-out: a lane whose worker stops renewing this lease is handed to Prefect again.",
     )
 
     # --- the message path ----------------------------------------------------

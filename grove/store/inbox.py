@@ -27,6 +27,7 @@ class InboxRow:
     chat_id: int | None
     payload: dict[str, Any]
     attempts: int
+    incoming: dict[str, Any] | None = None  # what the receiver made of it (scale-out)
 
 
 def store(update_id: int, user_id: int | None, chat_id: int | None, payload: dict[str, Any]) -> bool:
@@ -47,6 +48,22 @@ def claim(update_id: int) -> InboxRow | None:
             "update inbox set status = 'running', attempts = attempts + 1, started_at = now()"
             " where update_id = %s and status in ('pending', 'running')"
             " returning update_id, user_id, chat_id, payload, attempts", (update_id,)).fetchone()
+    return _row(row) if row else None
+
+
+def set_incoming(update_id: int, incoming: dict[str, Any]) -> None:
+    """Keep what the receiver parsed the update into, for a worker on another machine."""
+    with transaction() as conn:
+        conn.execute("update inbox set incoming = %s where update_id = %s", (Jsonb(incoming), update_id))
+
+
+def next_of(user_id: int) -> InboxRow | None:
+    """This user's oldest unfinished update (what their lane runs next)."""
+    with transaction() as conn:
+        row = conn.execute(
+            "select update_id, user_id, chat_id, payload, attempts, incoming from inbox"
+            " where user_id = %s and status in ('pending', 'running') order by update_id limit 1",
+            (user_id,)).fetchone()
     return _row(row) if row else None
 
 
@@ -82,4 +99,4 @@ def _row(row: dict[str, Any]) -> InboxRow:
     payload = row["payload"]
     return InboxRow(update_id=row["update_id"], user_id=row["user_id"], chat_id=row["chat_id"],
                     payload=payload if isinstance(payload, dict) else json.loads(payload),
-                    attempts=row["attempts"])
+                    attempts=row["attempts"], incoming=row.get("incoming"))

@@ -69,12 +69,43 @@ def claim(worker: str, lease_seconds: float, kinds: list[str] | None = None) -> 
     """The oldest job that is free (or whose worker's lease ran out), now leased to `worker`."""
     with transaction() as conn:
         row = conn.execute(_CLAIM, {"worker": worker, "lease": lease_seconds, "kinds": kinds}).fetchone()
-    if row is None:
-        return None
+    return _job(row) if row is not None else None
+
+
+def _job(row: dict[str, Any]) -> Job:
     payload = row["payload"]
     return Job(id=row["id"], kind=row["kind"], user_id=row["user_id"], chat_id=row["chat_id"],
                update_id=row["update_id"], payload=payload if isinstance(payload, dict) else json.loads(payload),
                attempts=row["attempts"], ack_id=row["ack_id"])
+
+
+_CLAIM_OF_USER = """
+update jobs
+   set status = 'running', attempts = attempts + 1, worker = %(worker)s,
+       lease_until = now() + make_interval(secs => %(lease)s), started_at = coalesce(started_at, now())
+ where id = (
+        select j.id from jobs j
+         where j.user_id = %(user_id)s and j.status in ('queued', 'running')
+         order by j.id limit 1)
+   and (status = 'queued' or lease_until < now() or worker = %(worker)s)
+returning id, kind, user_id, chat_id, update_id, payload, attempts, ack_id
+"""
+
+
+def claim_next_of(user_id: int, worker: str, lease_seconds: float) -> tuple[Job | None, bool]:
+    """This user's oldest open job, now leased to `worker` (their lane runs it next).
+
+    Returns (job, busy): no job and `busy` when that job is still leased to a live worker
+    (a lane handed over while its old worker finishes): wait for the lease, not past the job.
+    """
+    with transaction() as conn:
+        row = conn.execute(_CLAIM_OF_USER, {"worker": worker, "lease": lease_seconds,
+                                            "user_id": user_id}).fetchone()
+        if row is None:
+            busy = conn.execute("select 1 from jobs where user_id = %s and status in ('queued', 'running')",
+                                (user_id,)).fetchone() is not None
+            return None, busy
+    return _job(row), False
 
 
 def extend_lease(job_id: int, worker: str, lease_seconds: float) -> bool:

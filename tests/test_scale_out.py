@@ -1,0 +1,221 @@
+"""Scale-out on Prefect: two `grove work` task workers, one Prefect server, one Postgres.
+
+The receiver (the bot, as `grove up` runs it with GROVE_DISPATCH=prefect) stores each update and
+hands its user's lane to Prefect; the workers are real `grove work` processes. Tests check what
+users get (every answer once, each user's in order), what ops see (every turn a named run
+linked to its lane), and that a worker killed mid-turn or mid-indexing leaves its work to the
+other, done once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+
+from nodes.store.user_state import set_user_mode
+from tests.support.bot import running
+from tests.support.scripted_llm import Response, ScriptedLLM, _completion, slow
+from tests.support.telegram_standin import TelegramStandin
+
+pytestmark = [pytest.mark.timeout(900)]
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def echo(request: dict) -> Response:
+    """Answers with the question it was asked, so order can be read off the answers."""
+    question = next(m["content"] for m in reversed(request["messages"]) if m["role"] == "user")
+    return Response(body=_completion({"role": "assistant", "content": f"Ответ: {question}"}, "stop"))
+
+
+class Worker:
+    """`grove work` with GROVE_DISPATCH=prefect, in a process of its own (to be killed)."""
+
+    def __init__(self, name: str) -> None:
+        env = {**os.environ, "GROVE_DISPATCH": "prefect", "PYTHONUNBUFFERED": "1"}
+        before = len(task_workers())
+        self.name = name
+        self.process = subprocess.Popen([sys.executable, "-m", "grove.app.cli", "work"], cwd=ROOT, env=env,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.output: list[str] = []
+        threading.Thread(target=self._drain, daemon=True).start()
+        wait_until(lambda: len(task_workers()) > before or self.process.poll() is not None, 120)
+        assert self.process.poll() is None, "".join(self.output)  # subscribed to its lanes, running
+
+    def _drain(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.output.append(line)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def kill(self) -> None:
+        os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(60)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def task_workers() -> list[dict]:
+    """The task workers Prefect's server has subscribed right now."""
+    return httpx.post(f"{os.environ['PREFECT_API_URL']}/task_workers/filter", json={}, timeout=10).json()
+
+
+@pytest.fixture
+def llm(env) -> Iterator[ScriptedLLM]:  # type: ignore[no-untyped-def]
+    """The model the workers talk to: it answers with the question (order can be read off)."""
+    with ScriptedLLM(default=echo) as server:
+        env(GROVE_LLM_API_KEY="k", GROVE_LLM_BASE_URL=server.base_url, GROVE_PLANNER="off", GROVE_LLM_RETRIES="0")
+        yield server
+
+
+@pytest.fixture
+def workers(store: str, prefect_server: str, standin: TelegramStandin, llm: ScriptedLLM,
+            env) -> Iterator[list[Worker]]:  # type: ignore[no-untyped-def]
+    env(GROVE_DISPATCH="prefect", GROVE_LANE_LEASE_SECONDS="4", GROVE_JOB_LEASE_SECONDS="4")
+    started = [Worker("a"), Worker("b")]
+    yield started
+    for worker in started:
+        worker.stop()
+        print(f"--- worker {worker.name} (pid {worker.pid}):\n" + "".join(worker.output[-60:]))  # shown on failure
+
+
+def receiver():  # type: ignore[no-untyped-def]
+    """The bot as `grove up` runs it in scale-out mode: it stores updates and submits lanes."""
+    from grove.app import engine
+    from grove.channels.bot import build_application
+    from grove.core.settings import get_settings
+
+    settings = get_settings().model_copy(update={"telegram_poll_timeout": 1})
+    return build_application(settings, engine.Receiver())
+
+
+def wait_until(check, timeout: float = 120.0, every: float = 0.2):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(every)
+    raise AssertionError("condition not met in time")
+
+
+def rows(url: str, sql: str, *params: object) -> list[tuple]:
+    with psycopg.connect(url) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def answers(standin: TelegramStandin, user_id: int) -> list[str]:
+    return [m["text"] for m in standin.bot_messages(user_id)]
+
+
+def turn_runs(api: str, prefix: str) -> list[dict]:
+    body = {"flow_runs": {"name": {"like_": prefix}, "state": {"type": {"any_": ["COMPLETED", "FAILED"]}}},
+            "limit": 200}
+    return httpx.post(f"{api}/flow_runs/filter", json=body, timeout=10).json()
+
+
+@pytest.mark.asyncio
+async def test_two_workers_answer_a_burst_once_each_users_in_order(
+        standin: TelegramStandin, store: str, prefect_server: str, workers: list[Worker], user_id: int) -> None:
+    users = [user_id * 100 + n for n in range(20)]
+    for uid in users:
+        set_user_mode.fn(uid, uid, "chat")
+    async with running(receiver()):
+        for i in range(5):  # interleaved, as a burst of many users arrives
+            for uid in users:
+                standin.send_text(uid, f"вопрос {i} от {uid}")
+        for uid in users:
+            await standin.wait_for_bot_messages_async(uid, 5, timeout=600)
+        await asyncio.to_thread(wait_until, lambda: not rows(store, "select 1 from lanes where user_id = any(%s)",
+                                                             users), 60)
+    for uid in users:
+        expected = [f"вопрос {i} от {uid}" for i in range(5)]
+        assert answers(standin, uid) == [f"Ответ: {q}" for q in expected], uid
+        history = rows(store, "select content from chat_messages where user_id = %s and role = 'user' order by id", uid)
+        assert [h[0] for h in history] == expected, uid
+    assert dict(rows(store, "select status, count(*) from inbox where user_id = any(%s) group by status",
+                     users)) == {"done": 100}
+    # What ops see: every turn a named run, recorded by the worker that ran it, inside its lane.
+    runs = wait_until(lambda: (found := turn_runs(prefect_server, f"text-user{user_id}")) and len(found) >= 100
+                      and found, 120)
+    assert len(runs) == 100
+    ran_on = {tag.rsplit(":", 2)[-2] for run in runs for tag in run["tags"] if tag.startswith("grove-proc:")}
+    assert ran_on == {str(w.pid) for w in workers}  # both workers took lanes
+    assert all(run["parent_task_run_id"] for run in runs)
+
+
+def test_a_worker_killed_mid_turn_leaves_the_turn_to_the_other_answered_once(
+        standin: TelegramStandin, store: str, workers: list[Worker], llm: ScriptedLLM, user_id: int) -> None:
+    llm.script(slow(4, echo))  # the first answer takes a while: the worker is killed meanwhile
+    set_user_mode.fn(user_id, user_id, "chat")
+
+    async def scenario() -> None:
+        async with running(receiver()):
+            update = standin.send_text(user_id, "Когда подкармливать малину?")
+            await asyncio.to_thread(wait_until, lambda: llm.requests)  # the model is answering
+            [(holder,)] = rows(store, "select worker from lanes where user_id = %s and kind = 'turns'", user_id)
+            victim = next(w for w in workers if holder.endswith(f":{w.pid}"))
+            victim.kill()
+            assert standin.bot_messages(user_id) == []
+            await standin.wait_for_bot_messages_async(user_id, 1, timeout=120)
+            await asyncio.to_thread(wait_until, lambda: not rows(
+                store, "select 1 from lanes where user_id = %s", user_id), 60)
+            assert rows(store, "select status, attempts from inbox where update_id = %s",
+                        update["update_id"]) == [("done", 2)]
+
+    asyncio.run(scenario())
+    assert answers(standin, user_id) == ["Ответ: Когда подкармливать малину?"]
+    history = rows(store, "select content from chat_messages where user_id = %s and role = 'user'", user_id)
+    assert history == [("Когда подкармливать малину?",)]
+
+
+@pytest.mark.models
+def test_a_worker_killed_mid_indexing_leaves_the_job_to_the_other_confirmed_once(
+        standin: TelegramStandin, store: str, workers: list[Worker], user_id: int, tmp_path: Path) -> None:
+    from tests.support.documents import make_pdf
+
+    set_user_mode.fn(user_id, user_id, "documents")
+    pages = [(f"Страница {n}. Малину обрезают весной до первой почки, а ремонтантную — под корень осенью. " * 12)
+             for n in range(1, 9)]
+    pdf = make_pdf(pages, tmp_path / "обрезка.pdf")
+
+    async def scenario() -> dict:
+        async with running(receiver()):
+            standin.send_document(user_id, pdf.read_bytes(), "обрезка.pdf", "application/pdf")
+            [ack] = await standin.wait_for_bot_messages_async(user_id, 1, timeout=120)
+            assert ack["text"].startswith("Принял «обрезка.pdf», индексирую")
+            [(holder,)] = await asyncio.to_thread(wait_until, lambda: rows(
+                store, "select worker from jobs where user_id = %s and status = 'running'", user_id), 120)
+            victim = next(w for w in workers if holder.endswith(f":{w.pid}"))
+            victim.kill()
+            await asyncio.to_thread(wait_until, lambda: rows(
+                store, "select status from jobs where user_id = %s", user_id) == [("done",)], 600)
+            await asyncio.to_thread(wait_until, lambda: not rows(store, "select 1 from lanes where user_id = %s",
+                                                                 user_id), 60)
+            return ack
+
+    ack = asyncio.run(scenario())
+    [message] = standin.bot_messages(user_id)  # the acknowledgement, edited into the confirmation
+    assert message["message_id"] == ack["message_id"]
+    assert message["text"].startswith("✅ Проиндексировано: ")
+    assert rows(store, "select count(*) from documents where owner_id = %s", user_id) == [(1,)]
+    assert rows(store, "select attempts from jobs where user_id = %s", user_id)[0][0] >= 2
