@@ -1,4 +1,5 @@
-"""The scale-out path: prefect.yaml → `prefect deploy` → a process worker runs an update's flow."""
+"""Runs started by hand from the Prefect UI: `grove serve` registers the flows as deployments
+(the only place they are registered) and runs what ops start."""
 
 from __future__ import annotations
 
@@ -9,38 +10,34 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import psycopg
 import pytest
 from prefect.client.orchestration import get_client
 from prefect.deployments import run_deployment
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]  # the prefect CLI as a subprocess
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]  # `grove serve` as a subprocess
 
 
-def prefect_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "GROVE_PROJECT_DIR": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "prefect", "--no-prompt", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=180, check=False)
+def deployments(api: str) -> list[str]:
+    found = httpx.post(f"{api}/deployments/filter", json={}, timeout=10).json()
+    flows = {f["id"]: f["name"] for f in httpx.post(f"{api}/flows/filter", json={}, timeout=10).json()}
+    return sorted(f"{flows[d['flow_id']]}/{d['name']}" for d in found)
 
 
-def test_deploy_and_a_process_worker_runs_the_flow(store: str, user_id: int) -> None:
-    created = prefect_cli("work-pool", "create", "grove", "--type", "process", "--overwrite")
-    assert created.returncode == 0, created.stdout + created.stderr
-    deployed = prefect_cli("deploy", "--all")
-    assert deployed.returncode == 0, deployed.stdout + deployed.stderr
-    assert "handle-update/grove" in deployed.stdout
-
-    update = {"origin": "console", "user_id": user_id, "chat_id": user_id, "callback_data": "documents"}
-    run = run_deployment("handle-update/grove", parameters={"update": update}, timeout=0)
-
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "prefect", "worker", "start", "--pool", "grove", "--limit", "2"],
-        cwd=ROOT, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True,
-    )
+def test_served_deployments_run_what_ops_start_by_hand(store: str, prefect_server: str, user_id: int) -> None:
+    serve = subprocess.Popen([sys.executable, "-m", "grove.app.cli", "serve"], cwd=ROOT, env=dict(os.environ),
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         deadline = time.monotonic() + 180
+        expected = ["handle-update/grove", "ingest/grove", "mode-switch/grove"]
+        while deployments(prefect_server) != expected and time.monotonic() < deadline:
+            time.sleep(1)
+        assert deployments(prefect_server) == expected  # these, and nothing else registers them
+
+        update = {"origin": "console", "user_id": user_id, "chat_id": user_id, "callback_data": "documents"}
+        run = run_deployment("handle-update/grove", parameters={"update": update}, timeout=0)
         with get_client(sync_client=True) as client:
             while time.monotonic() < deadline:
                 state = client.read_flow_run(run.id).state
@@ -49,11 +46,11 @@ def test_deploy_and_a_process_worker_runs_the_flow(store: str, user_id: int) -> 
                 time.sleep(1)
         assert state is not None and state.is_completed(), state
     finally:
-        os.killpg(worker.pid, signal.SIGTERM)  # the worker goes before the server (fixture order)
+        os.killpg(serve.pid, signal.SIGTERM)  # before the server goes (fixture order)
         try:
-            worker.wait(30)
+            serve.wait(30)
         except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
+            os.killpg(serve.pid, signal.SIGKILL)
 
     with psycopg.connect(store) as conn:
         mode = conn.execute("select current_mode from user_state where user_id = %s", (user_id,)).fetchone()

@@ -106,7 +106,7 @@ def test_build_tools_stand_outside_the_service() -> None:
 
 def test_top_level_layout() -> None:
     for name in ("flows", "nodes", "chunking", "prompts", "supabase/migrations", "tests",
-                 "prefect.yaml", "pyproject.toml", "README.md", ".ci/run"):
+                 "pyproject.toml", "README.md", ".ci/run"):
         assert (ROOT / name).exists(), name
 
 

@@ -219,3 +219,49 @@ def test_a_worker_killed_mid_indexing_leaves_the_job_to_the_other_confirmed_once
     assert message["text"].startswith("✅ Проиндексировано: ")
     assert rows(store, "select count(*) from documents where owner_id = %s", user_id) == [(1,)]
     assert rows(store, "select attempts from jobs where user_id = %s", user_id)[0][0] >= 2
+
+
+def readme_recipe() -> str:
+    """The commands README's "Scale-out" section gives."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Scale-out", 1)[1]
+    return section.split("```bash", 1)[1].split("```", 1)[0]
+
+
+def test_the_readme_recipe_runs_end_to_end(standin: TelegramStandin, store: str, prefect_server: str,
+                                           llm: ScriptedLLM, user_id: int, tmp_path: Path) -> None:
+    """README, "Scale-out": external Prefect and Postgres, `grove up` on the bot's machine and
+    `grove work` on another, both with GROVE_DISPATCH=prefect — users are answered."""
+    recipe = readme_recipe()
+    for word in ("GROVE_DISPATCH=prefect", "PREFECT_API_URL=", "DATABASE_URL=", "TELEGRAM_BOT_TOKEN=",
+                 "grove up", "grove work"):
+        assert word in recipe, word
+    env = {**os.environ, "GROVE_DISPATCH": "prefect", "GROVE_DATA_DIR": str(tmp_path / "bot-machine"),
+           "PYTHONUNBUFFERED": "1"}
+    up = subprocess.Popen([sys.executable, "-m", "grove.app.cli", "up"], cwd=ROOT, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    said: list[str] = []
+    threading.Thread(target=lambda: said.extend(up.stdout or []), daemon=True).start()
+    other = None
+    try:
+        wait_until(lambda: any("Telegram bot polling" in line for line in said) or up.poll() is not None, 300)
+        assert up.poll() is None, "".join(said)
+        other = Worker("other machine")
+        users = [user_id * 10 + n for n in range(3)]
+        for uid in users:
+            standin.send_text(uid, "/start")
+            standin.wait_for_bot_messages(uid, 1, timeout=120)
+            standin.press_button(uid, "chat")
+            standin.wait_for_bot_messages(uid, 2, timeout=120)
+            standin.send_text(uid, f"вопрос 1 от {uid}")
+        for uid in users:
+            messages = standin.wait_for_bot_messages(uid, 3, timeout=120)
+            assert messages[2]["text"] == f"Ответ: вопрос 1 от {uid}"
+    finally:
+        if other is not None:
+            other.stop()
+        up.send_signal(signal.SIGINT)
+        up.wait(120)
+    assert any("run on Prefect task workers" in line for line in said), "".join(said)
+    assert rows(store, "select count(*) from inbox where user_id = any(%s) and status = 'done'",
+                [user_id * 10 + n for n in range(3)]) == [(9,)]

@@ -1,9 +1,9 @@
 """`grove serve`: the project's flows as Prefect deployments served from this process.
 
-Ops can start any of them from the Prefect UI; with GROVE_DISPATCH=deployment the bot
-submits every update here (or to `prefect worker start` on other machines) instead of
-running it in its own process. The objects below are real Prefect flows (`prefect deploy`
-reads them from prefect.yaml); run by Prefect's engine, their stages attach to its flow run.
+Ops can start any of them from the Prefect UI (each run in a process of its own, as Prefect's
+runner does). This is the one place the deployments are registered; the bot's own turns never
+go through them (scale-out runs them on task workers: grove/app/engine.py). The objects below
+are real Prefect flows; run by Prefect's engine, their stages attach to its flow run.
 """
 
 from __future__ import annotations
