@@ -30,7 +30,8 @@ from typing import Any
 from flows import texts
 from flows.handle_update import handle_update, run_name
 from grove.store import inbox, outbox
-from grove.core import runs
+from grove.core import runs, shutdown
+from grove.core.shutdown import Interrupted
 from grove.store.db import StoreUnavailable, unit_of_work
 from grove.core.messages import IncomingUpdate, Reply
 from grove.core.settings import get_settings
@@ -149,7 +150,16 @@ def run_update(update: IncomingUpdate, stop: threading.Event,
                 deliver(outbox.unsent(chat_id=update.chat_id))  # earlier replies go first
             run_turn(update)
             return
+        except Interrupted:  # the service is stopping: rolled back, runs again at the next start
+            if update.update_id is not None and update.origin == "telegram":
+                try:
+                    inbox.release(update.update_id)
+                except StoreUnavailable:
+                    pass  # still 'running': the next start resumes it all the same
+            return
         except StoreUnavailable as exc:
+            if shutdown.requested():
+                return  # the store is being stopped with the rest: nothing to tell the user
             if not told:
                 tell_store_down(update)
                 told = True

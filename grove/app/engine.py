@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from prefect import task
 
 from grove.app.dispatch import process, run_update
+from grove.core import shutdown
 from grove.core.messages import IncomingUpdate, Reply
 from grove.core.settings import get_settings
 from grove.store import inbox, jobs, lanes
@@ -252,6 +253,7 @@ def serve_lanes() -> None:
     class Worker(TaskWorker):
         def handle_sigterm(self, signum: int, frame: object) -> None:
             worker.stop.set()  # lanes hand themselves back; a job stops at its next batch
+            shutdown.request()  # a turn waiting on the model ends now and runs again elsewhere
             super().handle_sigterm(signum, frame)
 
     async def serve() -> None:  # Prefect's task worker is built inside its event loop

@@ -34,6 +34,7 @@ from grove.infra.child_process import ChildProcess, process_from_pid_file, stop_
 from grove.store.db import prepare_database, redact
 from grove.infra.postgres_server import EmbeddedPostgres
 from grove.infra.prefect_server import PrefectServer
+from grove.core import shutdown
 from grove.core.settings import Settings, child_environment, configure, get_settings
 
 log = logging.getLogger("grove")
@@ -331,6 +332,7 @@ def up(*, console: bool | None = None) -> int:
                 run_console(settings, process)
         except KeyboardInterrupt:
             pass
+        shutdown.request()  # turns in flight end now and run again at the next start
         say("stopping …")
     return 0
 
@@ -381,4 +383,5 @@ def run_bot(settings: Settings) -> None:
                 stop_signals=stop_signals,
             )
     finally:
+        shutdown.request()  # a turn waiting on the model ends now, rolled back: it runs again next start
         dispatcher.stop(timeout=5)  # unfinished turns stay in the inbox and resume next start

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import socket
 import threading
 from collections.abc import Callable
@@ -137,10 +138,15 @@ class JobWorker:
 
 
 def work_forever() -> None:
-    """`grove work`: run jobs until SIGTERM / Ctrl-C."""
+    """`grove work`: run jobs until SIGTERM / Ctrl-C. Either stops the job in hand at its next
+    batch and gives it back at once (`jobs.release`), so the next start resumes it instead of
+    waiting out its lease."""
     worker = JobWorker()
-    log.info("worker %s taking jobs", worker.name)
-    try:
-        worker.run()
-    except KeyboardInterrupt:
+
+    def stop(signum: int, frame: object) -> None:
         worker.stop_event.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    log.info("worker %s taking jobs", worker.name)
+    worker.run()

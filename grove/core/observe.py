@@ -27,11 +27,11 @@ import inspect
 import logging
 import random
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Generic, Literal, ParamSpec, TypeVar, overload
 
+from grove.core import shutdown
 from grove.core.runs import current_run, describe, in_stage, run, time_left
 
 
@@ -163,7 +163,7 @@ class Task(Generic[P, R]):
                     raise  # no time for another attempt before the deadline
                 log.warning("%s failed (%s), retry %d of %d in %.1f s", self.name, describe(exc),
                             attempt + 1, self.retries, wait)
-                time.sleep(wait)
+                shutdown.wait(wait)  # a stopping process does not sleep through its retries
                 attempt += 1
 
     def submit(self, *args: P.args, **kwargs: P.kwargs) -> TaskFuture[R]:

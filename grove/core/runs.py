@@ -29,11 +29,12 @@ from datetime import datetime, UTC
 from typing import Any, Literal, Protocol
 
 from grove.core.settings import get_settings
+from grove.core.shutdown import Interrupted
 
 
 log = logging.getLogger(__name__)
 
-State = Literal["RUNNING", "COMPLETED", "FAILED", "CRASHED"]
+State = Literal["RUNNING", "COMPLETED", "FAILED", "CRASHED", "CANCELLED"]
 MAX_LOGS_PER_RUN = 200
 
 
@@ -305,6 +306,10 @@ def run(flow_name: str, name: str, parameters: dict[str, Any] | None = None, *,
     current._touch()
     try:
         yield current
+    except Interrupted:
+        current.add_summary()
+        current.finish("CANCELLED", "stopped with the service; it runs again at the next start")
+        raise
     except BaseException as exc:
         state: State = "CRASHED" if isinstance(exc, (KeyboardInterrupt, SystemExit)) else "FAILED"
         current.add_summary()

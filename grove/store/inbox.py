@@ -51,6 +51,14 @@ def claim(update_id: int) -> InboxRow | None:
     return _row(row) if row else None
 
 
+def release(update_id: int) -> None:
+    """Hand an update back unfinished (its turn was cut by a stop): it runs again, and the cut
+    attempt does not count towards giving up."""
+    with transaction() as conn:
+        conn.execute("update inbox set status = 'pending', attempts = greatest(attempts - 1, 0)"
+                     " where update_id = %s and status = 'running'", (update_id,))
+
+
 def set_incoming(update_id: int, incoming: dict[str, Any]) -> None:
     """Keep what the receiver parsed the update into, for a worker on another machine."""
     with transaction() as conn:

@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 import httpx
 from grove.core.observe import Task, task
+from grove.core import shutdown
 from grove.core.runs import time_left
 from pydantic import BaseModel, Field
 
@@ -265,13 +266,14 @@ def complete(
     headers = _headers(endpoint)
     timeout, left = _call_timeout()
     if endpoint.is_local and not tools and json_schema is None:
-        reply = _streamed(f"{endpoint.base_url}/chat/completions", payload, headers, timeout,
-                          deadline_bound=left is not None and timeout >= left, piece=_delta,
-                          on_text=on_text or current_sink())  # the turn's draft message, if any
+        sink = on_text or current_sink()  # the turn's draft message, if any
+        reply = shutdown.call(lambda: _streamed(  # a stopping service does not wait for the model
+            f"{endpoint.base_url}/chat/completions", payload, headers, timeout,
+            deadline_bound=left is not None and timeout >= left, piece=_delta, on_text=sink))
         return reply.model_copy(update={"content": reply.content.strip()})
     try:
-        response = _client().post(f"{endpoint.base_url}/chat/completions", json=payload, headers=headers,
-                                  timeout=timeout)
+        response = shutdown.call(lambda: _client().post(f"{endpoint.base_url}/chat/completions", json=payload,
+                                                        headers=headers, timeout=timeout))
     except (httpx.TimeoutException, httpx.TransportError) as exc:
         if left is not None and timeout >= left:
             raise LLMDeadlineExceeded(f"no answer within the turn's deadline: {exc!r}") from exc
@@ -328,9 +330,10 @@ def complete_text(prompt: str, *, stop: list[str] | None = None, max_tokens: int
         payload.update(decoding.model_dump(exclude_none=True))
     payload["max_tokens"] = max_tokens or payload.get("max_tokens") or settings.llm_max_tokens
     timeout, left = _call_timeout()
-    return _streamed(f"{endpoint.base_url}/completions", payload, _headers(endpoint), timeout,
-                     deadline_bound=left is not None and timeout >= left, piece=_text,
-                     on_text=on_text or current_sink())
+    sink = on_text or current_sink()
+    return shutdown.call(lambda: _streamed(f"{endpoint.base_url}/completions", payload, _headers(endpoint), timeout,
+                                           deadline_bound=left is not None and timeout >= left, piece=_text,
+                                           on_text=sink))
 
 
 def _delta(choice: dict[str, Any]) -> str | None:
