@@ -39,7 +39,7 @@ from nodes.answering.answer_prompt import TEMPLATE, AnswerContext, Style, parts,
 from nodes.store.chat_history import (NO_ANSWER_MARK, ChatMessage, Unanswered, answer_unanswered,
                                       is_retry_request, load_history, store_pair, unanswered_turn)
 from nodes.store.dialogue_metrics import record_turn, report_turn
-from nodes.answering.llm import LLMError, LLMReply, answer_decoding, current_endpoint, llm_task
+from nodes.answering.llm import Decoding, LLMError, LLMReply, answer_decoding, current_endpoint, llm_task
 from nodes.answering.opening import opened
 from nodes.retrieval.retrieve import Fragment
 from nodes.retrieval.search_gate import GateDecision, decide, has_documents, model_query, search_query
@@ -246,10 +246,18 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
             reply, policy = opened_draft(ask, messages, policy, shown, quotes)
         else:
             reply, policy = pipeline.draft(ask, messages, policy, lambda p: local_system_prompt(p, shown),
-                                           decoding=answer_decoding())
+                                           decoding=local_decoding(bool(shown)))
         again = reasked(ask, question, messages, policy, shown, reply) if settings.local_answer_reask else None
     return _Draft(reply=again or reply, fragments=shown, query=gate.query if gate else None,
                   searched=gate is not None, gate=gate, policy=policy, opened=opening, reasked=again is not None)
+
+
+def local_decoding(documents: bool) -> Decoding | None:
+    """The local answer's decoding; an answer from general knowledge is kept short."""
+    decoding = answer_decoding()
+    if decoding is None or documents:
+        return decoding
+    return decoding.model_copy(update={"max_tokens": get_settings().local_general_max_tokens})
 
 
 def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], policy: TurnPolicy,

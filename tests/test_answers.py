@@ -181,13 +181,17 @@ def test_a_junk_query_from_the_model_is_replaced_by_the_question(
 def test_the_local_model_gets_the_measured_decoding(store: str, local: ScriptedLLM, user_id: int) -> None:
     from grove.core.settings import get_settings
 
-    local.script(text("Азотом."))
-    ask_chat(SPRING, user_id)
-    [request] = local.requests
+    local.script(text("Комплексным удобрением."), text("Азотом, 15 г мочевины на метр [1]."))
+    ask_chat(SPRING, user_id)  # no documents: an answer from general knowledge, kept short
+    index(user_id, "малина.pdf", RASPBERRY)
+    ask_chat(SPRING, user_id)  # from the fragments
+    general, documents = local.requests
     settings = get_settings()
-    assert request["repeat_penalty"] == settings.local_answer_repeat_penalty
-    assert request["max_tokens"] == settings.local_answer_max_tokens
-    assert request["temperature"] == settings.local_answer_temperature
+    for request in (general, documents):
+        assert request["repeat_penalty"] == settings.local_answer_repeat_penalty
+        assert request["temperature"] == settings.local_answer_temperature
+    assert general["max_tokens"] == settings.local_general_max_tokens < settings.local_answer_max_tokens
+    assert documents["max_tokens"] == settings.local_answer_max_tokens
 
 
 # --------------------------------------------------------------------------- degenerate drafts

@@ -16,6 +16,9 @@ MAC = ("Как отмечается в разделе 2.1, для Mac OS X су�
        "Live, поскольку у него есть дополнительные возможности, специфические для Макинтошей, например, удобное "
        "переключение между различными дистрибутивами TEXа для Mac OS X (MacTEX, Fink, MacPorts, . . . ), которые "
        "соответствуют стандарту TEXDist.")
+# The MetaPost user's manual in Russian (mpman-ru.pdf, p. 8): the file names of outputtemplate.
+TEMPLATE = ("Если исходный файл сохранялся как fig.mp, то будет создан выходной файл fig-001.mps вместо fig.1. "
+            "Маленькое множество возможных escape-последовательностей см. в таблице 1.")
 PORTABLE = ("-portable Установить переносимую версию TEX Live, например, на флешку USB. Эту опцию также можно "
             "указать при помощи команды V в текстовом установки, или из графического режима. См. также раздел 5. "
             "-profile файл Использовать конфигурацию установки file и не задавать пользователю никаких вопросов.")
@@ -23,10 +26,13 @@ PORTABLE = ("-portable Установить переносимую версию 
 
 @pytest.mark.parametrize(("question", "things"), [
     ("Как установить TeX Live на Mac через Homebrew?", ["TeX", "Live", "Mac", "Homebrew"]),
-    ("Как запустить TeX Live внутри Docker-контейнера?", ["TeX", "Live", "Docker", "контейнера"]),
-    # verbs, adjectives and adverbs are the user's own wording, not things
-    ("Как поставить TeX Live на USB-флешку, чтобы он не трогал настройки компьютера?",
-     ["TeX", "Live", "USB", "флешку", "настройки", "компьютера"]),
+    # a compound, and its parts that name things
+    ("Как запустить TeX Live внутри Docker-контейнера?", ["TeX", "Live", "Docker-контейнера", "Docker", "контейнера"]),
+    ("Как назвать выходные картинки вида fig-001.mps?", ["выходные", "картинки", "вида", "fig-001.mps", "fig",
+                                                         "001.mps"]),
+    # verbs, adjectives and adverbs are the user's own wording, not things; nor is «какой-то»
+    ("Как поставить TeX Live на USB-флешку, чтобы он не трогал какие-то настройки компьютера?",
+     ["TeX", "Live", "USB-флешку", "USB", "флешку", "настройки", "компьютера"]),
     ("Как добавить к объекту отбрасываемую тень?", ["объекту", "тень"]),
     ("Как провести линию под углом, кратным 15 градусам, in the toolbox?", ["линию", "углом", "кратным",
                                                                             "градусам", "toolbox"]),
@@ -42,11 +48,14 @@ def test_each_thing_is_named_once() -> None:
 def test_the_base_is_asked_which_things_it_never_mentions(store: str, user_id: int) -> None:
     from tests.test_answers import index
 
-    index(user_id, "texlive-ru.pdf", [MAC, PORTABLE])
+    index(user_id, "texlive-ru.pdf", [MAC, PORTABLE, TEMPLATE])
     assert unknown_things("Как установить TeX Live на Mac через Homebrew?", user_id) == ["Homebrew"]
     assert unknown_things("Как запустить TeX Live внутри Docker-контейнера?", user_id) == ["Docker", "контейнера"]
     # another inflection of a word the base has is the same thing; so is a word's case
     assert unknown_things("Как поставить TeX Live на флешки, не задавая вопросов?", user_id) == []
     assert unknown_things("Что такое MACTEX и TEXDIST?", user_id) == []
+    # a compound the base holds whole is known with its parts, whatever its tokenizer made of them
+    assert unknown_things("Как получить выходной файл fig-001.mps?", user_id) == []
+    assert unknown_things("Как получить выходной файл pic-001.svg?", user_id) == ["pic", "001.svg"]
     assert unknown_things("Как установить TeX Live на Mac через Homebrew?", user_id + 1) == [
         "TeX", "Live", "Mac", "Homebrew"]  # another user's base holds none of them

@@ -22,7 +22,7 @@ from grove.core.observe import task
 from grove.store.db import transaction
 from nodes.retrieval.lexical import part_of_speech, term
 
-_TOKEN = re.compile(r"[0-9a-zа-яё]+(?:[.+_][0-9a-zа-яё]+)*(?:-[0-9a-zа-яё]+)*", re.IGNORECASE)
+_TOKEN = re.compile(r"[0-9a-zа-яё]+(?:[.+_-][0-9a-zа-яё]+)*", re.IGNORECASE)
 _CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
 _LATIN = re.compile(r"[a-z]", re.IGNORECASE)
 # English words that name nothing (Postgres drops most of them from its `russian` vectors anyway).
@@ -45,22 +45,28 @@ def _noun(word: str) -> bool:
 
 def named_things(question: str) -> list[str]:
     """The question's words that name a thing, as written: Russian nouns and Latin tokens (not
-    numbers, not English function words), compounds split at their hyphens, each once."""
+    numbers, not English function words), each once; a hyphenated compound that names a thing
+    (`fig-001.mps`, «Docker-контейнер») comes first, then its parts that do."""
     found: list[str] = []
     for token in _TOKEN.findall(question):
-        for word in token.split("-") if "-" in token else [token]:
-            if _CYRILLIC.search(word):
-                thing = _noun(word)
-            else:
-                thing = bool(_LATIN.search(word)) and len(word) > 1 and word.lower() not in _ENGLISH_STOP
-            if thing and word.lower() not in {w.lower() for w in found}:
+        parts = [p for p in token.split("-") if _names(p)] if "-" in token else []
+        for word in ([token] if parts or ("-" not in token and _names(token)) else []) + parts:
+            if word.lower() not in {w.lower() for w in found}:
                 found.append(word)
     return found
 
 
+def _names(word: str) -> bool:
+    """A Russian noun, or a Latin token that is not a number or an English function word."""
+    if _CYRILLIC.search(word):
+        return _noun(word)
+    return bool(_LATIN.search(word)) and len(word) > 1 and word.lower() not in _ENGLISH_STOP
+
+
 @task(name="unknown-things")
 def unknown_things(question: str, owner_id: int) -> list[str]:
-    """The things the question names (as written) that no active chunk of this user's base contains."""
+    """The things the question names (as written) that no active chunk of this user's base contains;
+    a compound the base holds whole makes its parts known too."""
     words = named_things(question)
     if not words:
         return []
@@ -69,4 +75,15 @@ def unknown_things(question: str, owner_id: int) -> list[str]:
         rows = conn.execute(_FOUND, {"owner": owner_id, "words": [w.lower() for w in words],
                                      "latin": latin}).fetchall()
     missing = {r["word"] for r in rows if not r["found"]}
-    return [w for w in words if w.lower() in missing]
+    compounds = [w for w in words if "-" in w]
+    held = {part.lower() for w in compounds if w.lower() not in missing for part in w.split("-")}
+    named = {part.lower() for w in compounds for part in w.split("-") if _names(part)}
+
+    def absent(word: str) -> bool:
+        if word.lower() not in missing or word.lower() in held:
+            return False  # the base has it, alone or inside a compound it holds whole
+        if "-" in word:  # a compound missing whole is said by its missing parts, if it has named ones
+            return not any(part.lower() in named for part in word.split("-"))
+        return True
+
+    return [w for w in words if absent(w)]
