@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol
 
 from grove.core.observe import flow, task
 from grove.core.runs import artifact, current_run
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from flows import texts
 from grove.store import jobs, outbox
@@ -42,6 +42,7 @@ class IngestOutcome(BaseModel):
     status: Literal["indexed", "duplicate", "failed"]
     title: str | None = None
     chunks: int = 0
+    resumed_chunks: int = Field(default=0, description="vectors kept from an earlier, stopped run of the job")
     duration_seconds: float | None = None
     user_message: str | None = None
     reason: str | None = None
@@ -186,7 +187,8 @@ def _ingest_source(item: IngestItem, name: str, owner_id: int, subcategory: str 
             timings["chunk"] = time.perf_counter() - mark
             report(name, "embed", 0, len(chunked.chunks))
             mark = time.perf_counter()
-            vectors = embed_chunks(chunked.text, chunked.chunks, title=document.title)
+            checkpoint = JobCheckpoint(job_id, content_hash(document.text)) if job_id is not None else None
+            vectors = embed_chunks(chunked.text, chunked.chunks, title=document.title, checkpoint=checkpoint)
             timings["embed"] = time.perf_counter() - mark
             report(name, "store", len(chunked.chunks), len(chunked.chunks))
             mark = time.perf_counter()
@@ -196,7 +198,8 @@ def _ingest_source(item: IngestItem, name: str, owner_id: int, subcategory: str 
             outcome = IngestOutcome(
                 name=name, status="duplicate" if stored.duplicate and stored.job_id != job_id else "indexed",
                 title=document.title, chunks=stored.chunk_count,
-                duration_seconds=document.duration_seconds, document_id=stored.document_id)
+                duration_seconds=document.duration_seconds, document_id=stored.document_id,
+                resumed_chunks=checkpoint.resumed if checkpoint is not None else 0)
         report(name, "done", 1, 1)
         timings["total"] = time.perf_counter() - started
         artifact(markdown=_summary(item, outcome, document, timings),
@@ -204,6 +207,22 @@ def _ingest_source(item: IngestItem, name: str, owner_id: int, subcategory: str 
         return outcome
     finally:
         _discard_upload(item)
+
+
+class JobCheckpoint:
+    """A job's embedded batches in Postgres (`jobs.checkpoint`): a stopped or killed job resumes
+    from its last stored batch, not from zero."""
+
+    def __init__(self, job_id: int, document: str) -> None:
+        self.job_id, self.document, self.resumed = job_id, document, 0
+
+    def load(self) -> dict[int, list[float]]:
+        kept = jobs.checkpointed(self.job_id, self.document)
+        self.resumed = len(kept)
+        return kept
+
+    def save(self, vectors: dict[int, list[float]]) -> None:
+        jobs.checkpoint(self.job_id, self.document, vectors)
 
 
 def _discard_upload(item: IngestItem) -> None:

@@ -118,9 +118,26 @@ def extend_lease(job_id: int, worker: str, lease_seconds: float) -> bool:
     return row is not None
 
 
+def checkpointed(job_id: int, document: str) -> dict[int, list[float]]:
+    """The vectors this job already computed for a document (by chunk position)."""
+    with transaction() as conn:
+        rows = conn.execute("select position, vector from embedding_checkpoints where job_id = %s and document = %s",
+                            (job_id, document)).fetchall()
+    return {int(r["position"]): list(r["vector"]) for r in rows}
+
+
+def checkpoint(job_id: int, document: str, vectors: dict[int, list[float]]) -> None:
+    """Keep a batch of computed vectors (committed at once: it is what a restart resumes from)."""
+    with transaction() as conn:
+        conn.cursor().executemany(
+            "insert into embedding_checkpoints (job_id, document, position, vector) values (%s, %s, %s, %s)"
+            " on conflict do nothing", [(job_id, document, p, v) for p, v in vectors.items()])
+
+
 def finish(job_id: int, status: Literal["done", "failed"], *, result: dict[str, Any] | None = None,
            error: str | None = None) -> None:
     with transaction() as conn:
+        conn.execute("delete from embedding_checkpoints where job_id = %s", (job_id,))
         conn.execute(
             "update jobs set status = %s, result = %s, error = %s, finished_at = now(), lease_until = null"
             " where id = %s", (status, Jsonb(result) if result is not None else None, error, job_id))

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 import numpy as np
 from grove.core.observe import task
@@ -130,11 +130,13 @@ class Embedder:
         with self._lock:
             return len(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
 
-    def _encode(self, texts: Sequence[str], prompt: str, *, urgent: bool) -> np.ndarray:
+    def _encode(self, texts: Sequence[str], prompt: str, *, urgent: bool,
+                on_batch: Callable[[list[int], np.ndarray], None] | None = None, done: int = 0) -> np.ndarray:
         """Batch by batch, the lock held per batch; background work reports progress between batches.
 
         Texts are batched in order of length (and put back in order after), so a batch pads
-        little: its texts are about as long as each other.
+        little: its texts are about as long as each other. `on_batch` gets each batch's text
+        indices and vectors as soon as they exist; `done` counts what was embedded before.
         """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -145,8 +147,10 @@ class Embedder:
             batch = [prompt + texts[i] for i in order[start:start + size]]
             with self._lock.hold(urgent):
                 vectors.append(self.runtime.encode(batch, size))
+            if on_batch is not None:
+                on_batch(order[start:start + size], vectors[-1])
             if not urgent:
-                progress.step("embed", min(start + size, len(texts)), len(texts))
+                progress.step("embed", done + min(start + size, len(texts)), done + len(texts))
         result = np.empty_like(np.concatenate(vectors))
         result[order] = np.concatenate(vectors)
         return result
@@ -186,7 +190,7 @@ class Embedder:
 
     def embed_chunks(
         self, text: str, chunks: Sequence[Chunk], mode: ChunkingMode | None = None,
-        title: str | None = None,
+        title: str | None = None, checkpoint: Checkpoint | None = None,
     ) -> np.ndarray:
         """Vectors ``[len(chunks), dim]`` for chunks of ``text`` (late or naive, default per settings).
 
@@ -204,6 +208,8 @@ class Embedder:
                     "chunks must be spans of this very text (join_pages(pages) for chunk_pages)"
                 )
         prompt = self.document_prompt(title)
+        if mode == "naive" and checkpoint is not None:
+            return self._resumed(self.chunk_inputs(chunks), [c.position for c in chunks], prompt, checkpoint)
         if mode == "naive":
             return self._encode(self.chunk_inputs(chunks), prompt, urgent=False)
         if mode != "late":
@@ -218,6 +224,35 @@ class Embedder:
             window_guard=lambda k, n: self._window(k, n, len(chunks)),
             tokenize_guard=lambda: self._lock.hold(urgent=False),
         )
+
+
+    def _resumed(self, inputs: list[str], positions: list[int], prompt: str, checkpoint: Checkpoint) -> np.ndarray:
+        """Naive vectors, each batch kept by `checkpoint` as it is made; what it holds is not redone."""
+        kept = checkpoint.load()
+        result = np.zeros((len(inputs), self.dim), dtype=np.float32)
+        todo = []
+        for index, position in enumerate(positions):
+            if position in kept:
+                result[index] = kept[position]
+            else:
+                todo.append(index)
+
+        def keep(batch: list[int], vectors: np.ndarray) -> None:
+            checkpoint.save({positions[todo[i]]: vector.tolist() for i, vector in zip(batch, vectors)})
+
+        if todo:
+            result[todo] = self._encode([inputs[i] for i in todo], prompt, urgent=False, on_batch=keep,
+                                        done=len(inputs) - len(todo))
+        return result
+
+
+class Checkpoint(Protocol):
+    """Where a long embedding keeps its finished batches (a background job's, in Postgres), so a
+    job stopped midway resumes from its last batch instead of from zero."""
+
+    def load(self) -> dict[int, list[float]]: ...
+
+    def save(self, vectors: dict[int, list[float]]) -> None: ...
 
 
 _lock = threading.Lock()
@@ -248,10 +283,12 @@ def reset_embedder() -> None:
 
 @task(name="embed-chunks")
 def embed_chunks(
-    text: str, chunks: list[Chunk], mode: ChunkingMode | None = None, title: str | None = None
+    text: str, chunks: list[Chunk], mode: ChunkingMode | None = None, title: str | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> list[list[float]]:
-    """Chunk vectors of one document (late chunking unless settings say naive)."""
-    return cast(list[list[float]], get_embedder().embed_chunks(text, chunks, mode, title).tolist())
+    """Chunk vectors of one document (late chunking unless settings say naive); with a
+    `checkpoint`, naive vectors are kept batch by batch and a rerun resumes from them."""
+    return cast(list[list[float]], get_embedder().embed_chunks(text, chunks, mode, title, checkpoint).tolist())
 
 
 @task(name="embed-query")
