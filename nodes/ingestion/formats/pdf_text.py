@@ -7,8 +7,8 @@ after OCR (ocrmypdf + Tesseract). pypdf, the extractor before, drops the spaces 
 PDFs: the 173-page STEAD3 manual (XeTeX; pypdf takes the width of glyph 32, «=», for the space)
 came out with 798 runs of 26+ letters («поэтомузнаниеLuaможетбытьполезнымдля…») on 148 pages, and
 a quarter of pdftotext's sentences survived. PDFium and pdfminer.six glue none there, but
-pdfminer.six is 15–49 times slower than PDFium, could not open the MetaPost manual at all, turns
-glyphs it cannot map into «(cid:N)» and reads nothing of ocrmypdf's text layer. PDFium is 7–59
+pdfminer.six is 19–45 times slower than PDFium, could not open the MetaPost manual at all, turns
+glyphs it cannot map into «(cid:N)» and reads nothing of ocrmypdf's text layer. PDFium is 7–87
 times faster than pypdf and gives the drawn size of every character (`FPDFText_GetFontSize`: the
 same body size, outline headings and font-size headings as pypdf's matrices gave on the documents
 compared), so PDFium alone gives text and structure.
