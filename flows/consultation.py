@@ -4,7 +4,9 @@ Each chat message of a deployment with a domain profile is one run of this flow.
 The state machine of seed 000 lives in `consultation_state` (one row per user),
 so a restarted bot or another worker continues a clarification where it stopped:
 
-- no state: a new question (or a follow-up in the open topic, which keeps its culture);
+- no state: a question outside the profile's domain gets its polite refusal, without retrieval or
+  a model; otherwise a new question (or an elliptical follow-up in the open topic, which keeps its
+  culture — a question of its own naming no crop opens a new topic and never inherits one);
   CASE 1 culture unclear → the model answers without retrieval, and a clarifying
   reply opens `waiting_clarification_answer`; CASE 2 general culture → the variety
   question opens `waiting_variety_clarification`; CASE 3 → a grounded answer;
@@ -17,7 +19,9 @@ Final answers are logged and queued for moderation in one transaction; clarifyin
 and system questions never are. Every model answer is checked first
 (`nodes/answering/answer_check.py`): a degenerate draft — a loop, another language, a text about
 something else — is replaced by a quote of the knowledge base or a plain «нет ответа»,
-and is never queued for moderation.
+and is never queued for moderation. So is a draft that repeats the last reply or speaks of another
+intent than the question's (watering for feeding): the crop's own passage on the question's intent
+replaces it (`nodes/answering/consultation_intent.py`, the profile's words as a registry).
 
 A question whose culture is unclear is first searched in the general part of the
 library («общая информация»). When it has nothing, the small local model does not answer
@@ -48,6 +52,7 @@ from nodes.answering.answer_prompt import TEMPLATE
 from nodes.answering.consultation_prompt import (
     is_clarification_question,
 )
+from nodes.answering.consultation_intent import IntentRegistry
 from nodes.answering.context_signals import Signal
 from nodes.store.consultation_state import (ConsultationContext, ConsultationState, clear_state, finish_turn,
                                       read_state, save_state)
@@ -58,7 +63,7 @@ from nodes.answering.llm import current_endpoint
 from nodes.store.topics import Topic, close_topic, last_question, log_turn, open_topic, set_topic_culture
 from nodes.retrieval.unified_retrieve import Snippet
 
-Kind = Literal["answer", "clarification", "variety_question", "failed"]
+Kind = Literal["answer", "clarification", "variety_question", "refusal", "failed"]
 
 
 class ConsultationAnswer(BaseModel):
@@ -151,20 +156,33 @@ def _current_topic(profile: DomainProfile, question: str, user_id: int, session_
     """The open topic and whether the question is a follow-up in it (seed 000 "Управление контекстом").
 
     Follow-up: the topic is open, its culture known (and not «не определено»), it already has
-    messages (no state is active here by construction), and the question names no other crop;
-    a question about another crop closes the topic and opens a new one.
+    messages (no state is active here by construction), and the question names the topic's crop,
+    or names none and is elliptical («А в какое время лучше?»). Any other question — another crop,
+    or a question of its own naming none («Чем опрыскивать кусты весной?») — closes the topic and
+    opens a new one: a crop is never inherited by a question that does not lean on the topic.
     """
     topic = open_topic(user_id, session_id, profile.category)
     if topic.culture is None or topic.message_count == 0 or profile.case_of(topic.culture) == "unclear":
         return topic, False  # an unclear culture is worth classifying again, unlike the seed
     named = profile.crops_named(question)
-    if not named or named == [profile.crop_of(topic.culture)]:
+    if named == [profile.crop_of(topic.culture)] or (not named and IntentRegistry.of(profile).elliptical(question)):
         return topic, True
     close_topic(topic.id)
     return open_topic(user_id, session_id, profile.category), False
 
 
+def _off_domain(profile: DomainProfile, question: str, user_id: int, session_id: str) -> ConsultationAnswer:
+    """The profile's polite refusal, without retrieval or a model: no passage is offered as an answer.
+    Kept in the chat history outside any topic, so no topic's follow-up reads it; never queued."""
+    log_turn(user_id, session_id, None, question, profile.off_domain_reply)
+    return ConsultationAnswer(text=profile.off_domain_reply, kind="refusal", culture=profile.unclear[0],
+                              question=question, signals=["off_domain"])
+
+
 def new_question(profile: DomainProfile, question: str, user_id: int, session_id: str) -> ConsultationAnswer:
+    intents = IntentRegistry.of(profile)
+    if intents.off_domain(profile, question):
+        return _off_domain(profile, question, user_id, session_id)
     topic, followup = _current_topic(profile, question, user_id, session_id)
     signals = ["followup"] if followup else []
     search_text = previous = None
@@ -192,6 +210,11 @@ def new_question(profile: DomainProfile, question: str, user_id: int, session_id
     # the profile's question without a call (answering from general knowledge, it looped and
     # drifted); a remote model may ask its own clarifying question or answer (seed 000, CASE 1).
     snippets, trace = library_snippets(profile, culture, "best_general", search_text or question)
+    wanted = intents.asked(question, previous)
+    if snippets and wanted and not any(intents.hits(s.content).keys() & set(wanted) for s in snippets):
+        # The general part speaks of something else (watering for «Как подкармливать?»): ask the crop.
+        trace.append(f"общая часть базы не говорит о теме вопроса ({', '.join(wanted)}): спрашиваю культуру")
+        snippets = []
     if snippets:
         return _final(profile, context, question, culture,
                       ask_consultation_llm(profile, question, culture, "grounded", user_id, session_id,

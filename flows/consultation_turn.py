@@ -20,7 +20,10 @@ from nodes.answering.consultation_prompt import (
     is_clarification_question,
     system_prompt,
 )
+from nodes.answering.answer_check import CheckedAnswer
+from nodes.answering.consultation_intent import IntentRegistry
 from nodes.answering.context_signals import Signal
+from nodes.answering.dialogue_guards import is_repetition
 from nodes.answering.context_window import request_tokens
 from grove.core.domain_profile import DomainProfile
 from nodes.answering import answer_pipeline as pipeline
@@ -101,6 +104,7 @@ def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: 
         history = []
         trace.append("есть одобренный ответ: история темы в запрос не передаётся")
     policy = prepare_turn(text, history, signals)
+    found = list(snippets)
     snippets, history = _fitted(profile, text, culture, mode, snippets, history, policy)
     style = _style()
 
@@ -126,11 +130,41 @@ def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: 
                              lead=texts.CONSULTATION_EXTRACT_LEAD, no_answer=texts.CONSULTATION_NO_ANSWER)
     if not checked.text:  # nothing to show is no answer to queue either
         checked = checked.model_copy(update={"text": pipeline.NO_TEXT, "fallback": True})
-    answer = pipeline.compose(checked, snippets)
+    pieces: list[Snippet] = snippets
+    if checked.text != pipeline.NO_TEXT:
+        repeated = is_repetition(reply.content, policy.recent_bot)
+        on_point = _on_the_question(profile, checked, text, search_text, culture, found, policy.recent_bot, repeated)
+        if on_point is not checked:
+            checked, pieces = on_point, found
+    answer = pipeline.compose(checked, pieces)
     if checked.fallback:
         trace.append(f"draft failed {', '.join(checked.degenerate)}: fallback shown, not queued")
     return Asked(text=answer, body=checked.text, snippets=snippets, trace=trace, signals=policy.signal_names,
                   guards=policy.guards, degenerate=checked.degenerate, fallback=checked.fallback)
+
+
+def _on_the_question(profile: DomainProfile, checked: CheckedAnswer, text: str, search_text: str | None,
+                     culture: str, found: list[Snippet], said: list[str], repeated: bool) -> CheckedAnswer:
+    """The checked answer, or what replaces it when it repeats the bot's last reply (`repeated`, even
+    after the regeneration) or talks about another intent than the question's (watering for feeding).
+
+    The replacement is the crop's retrieved passage on the question's intent that the bot has not said
+    yet (`found`: everything retrieved, numbered as given), else an honest «nothing (more) on this».
+    """
+    intents = IntentRegistry.of(profile)
+    asked = intents.asked(text, search_text)
+    missed = intents.misses(checked.text, asked)
+    if not (repeated or missed):
+        return checked
+    reason = "repeats_last_reply" if repeated else "misses_intent"
+    unclear = profile.case_of(culture) == "unclear"
+    lead = texts.CONSULTATION_EXTRACT_LEAD if unclear else texts.CONSULTATION_CROP_LEAD.format(culture=culture)
+    passage = intents.passage(search_text or text, asked, [s.text for s in found], lead, said=said)
+    if passage is not None:
+        quoted, used = passage
+        return CheckedAnswer(text=quoted, used=used, degenerate=[*checked.degenerate, reason], fallback=True)
+    honest = texts.CONSULTATION_NOTHING_MORE if repeated else texts.CONSULTATION_NO_PASSAGE
+    return CheckedAnswer(text=honest.format(culture=culture), degenerate=[*checked.degenerate, reason], fallback=True)
 
 
 def queue_refusal(profile: DomainProfile, question: str, culture: str, asked: Asked) -> str | None:

@@ -121,6 +121,12 @@ CONSULTATION_CANNOT_TELL = ("Не могу определить культуру
 
 # Shown instead of a degenerate draft: quoting the knowledge base, or saying plainly there is no answer.
 CONSULTATION_EXTRACT_LEAD = "В базе знаний об этом сказано так:"
+# Instead of a draft that repeats the last reply or speaks of another intent (watering for feeding).
+CONSULTATION_CROP_LEAD = "В базе знаний по культуре «{culture}» об этом сказано так:"
+CONSULTATION_NO_PASSAGE = ("В базе знаний по культуре «{culture}» пока нет ответа на этот вопрос. "
+                           "Попробуйте задать его иначе.")
+CONSULTATION_NOTHING_MORE = ("Больше в базе знаний по культуре «{culture}» об этом ничего нет: всё, что в ней "
+                             "сказано, — в ответе выше.")
 CONSULTATION_NO_ANSWER = ("В базе знаний пока нет ответа на этот вопрос, а уверенно ответить сам я не могу. "
                           "Назовите культуру и сорт или задайте вопрос иначе.")
 

@@ -14,12 +14,14 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
+from grove.core.domain_profile import load_profile
 from nodes.store.moderation import qa_text
 from nodes.store.topics import log_turn, open_topic
 from nodes.store.document_store import ChunkRecord, store_document
 from nodes.embedding.embedder import get_embedder
 from grove.core.ingest_types import ExtractedDocument
 from nodes.retrieval.unified_retrieve import LIBRARY_OWNER
+from tests.support.berries import berry_documents, store_berry_library
 from tests.support.bot import new_bot, running
 from tests.support.scripted_llm import Response, ScriptedLLM, error, text
 from tests.support.telegram_standin import TelegramStandin
@@ -560,15 +562,15 @@ async def test_a_new_topic_starts_with_its_own_history(
 async def test_off_domain_questions_and_questions_back_are_never_queued(
     standin: TelegramStandin, consult, store: str, user_id: int
 ) -> None:
-    model = Consultant({}, ["Откройте настройки роутера по адресу 192.168.0.1 и смените пароль.",
-                            "О какой культуре речь?"])
+    model = Consultant({}, ["О какой культуре речь?"])
     consult(model)
     async with running(new_bot()):
         await choose_chat(standin, user_id)
         off_domain = await say(standin, user_id, "Как настроить роутер?")
         back = await say(standin, user_id, "Чем подкормить кусты?")
-    assert "192.168.0.1" in off_domain and back == "О какой культуре речь?"
-    assert queued(store, user_id) == []  # an off-domain answer and a question back: nothing to approve
+    assert off_domain == load_profile("berries").off_domain_reply and back == "О какой культуре речь?"
+    assert len(model.answered) == 1  # the refusal is the profile's, without a model call
+    assert queued(store, user_id) == []  # a refusal and a question back: nothing to approve
     assert state_of(store, user_id)["state"] == "waiting_clarification_answer"
 
 
@@ -597,3 +599,122 @@ async def test_the_stall_guard_offers_the_crops_as_buttons_instead_of_asking_aga
     assert model.classified[-1] == "Чем опрыскивать кусты весной? не знаю не помню голубика"
     [item] = queued(store, user_id)
     assert item["culture"] == "голубика"
+
+
+# --- issue 37, record 8: the berry library, and drafts that stray from the crop or the question -----
+
+
+@pytest.fixture
+def berries(pg_url: str):  # type: ignore[no-untyped-def]
+    """The whole berry library of tests/fixtures/berries in the shared library; removed afterwards."""
+    ids = store_berry_library()
+    yield {d.culture: d for d in berry_documents()}
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("delete from documents where id = any(%s)", (ids,))
+
+
+async def test_an_off_domain_question_in_a_crops_topic_gets_the_refusal(
+    standin: TelegramStandin, consult, berries, store: str, user_id: int
+) -> None:
+    """Seen offline: «Как настроить роутер?» in a strawberry topic got a strawberry passage as the answer."""
+    model = Consultant({"Когда обрезать клубнику летнюю?": "клубника летняя"},
+                       ["Летнюю клубнику обрезают сразу после сбора урожая [1]."])
+    consult(model)
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        await say(standin, user_id, "Когда обрезать клубнику летнюю?")
+        refusal = await say(standin, user_id, "Как настроить роутер?")
+    assert refusal == load_profile("berries").off_domain_reply
+    assert "сказано так" not in refusal and "Информация взята из" not in refusal
+    assert len(model.answered) == 1 and len(model.classified) == 1  # no retrieval, no model, no classifier
+    [topic] = topics_of(store, user_id)
+    assert topic["status"] == "open" and topic["culture"] == "клубника летняя" and topic["message_count"] == 2
+    assert len(queued(store, user_id)) == 1  # the strawberry answer only
+
+
+async def test_a_question_naming_no_crop_never_inherits_the_topics_crop(
+    standin: TelegramStandin, consult, berries, store: str, user_id: int
+) -> None:
+    """Seen offline: «Чем опрыскивать кусты весной?» after a raspberry talk was answered for raspberry."""
+    model = Consultant({"Как подкормить малину ремонтантную?": "малина ремонтантная"},
+                       ["Весной азотом: 15–20 г мочевины на метр [1].", "О какой культуре речь?"])
+    consult(model)
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        await say(standin, user_id, "Как подкормить малину ремонтантную?")
+        asked = await say(standin, user_id, "Чем опрыскивать кусты весной?")
+    assert asked == "О какой культуре речь?"
+    assert model.classified[-1] == "Чем опрыскивать кусты весной?"  # a new question, classified afresh
+    prompt = model.system_prompts()[-1]
+    assert "малина" not in prompt and "БАЗА ЗНАНИЙ" not in prompt  # the general part's mulch is no answer
+    assert [m["content"] for m in model.answered[-1]["messages"][1:]] == ["Чем опрыскивать кусты весной?"]
+    assert [(t["culture"], t["status"]) for t in topics_of(store, user_id)] == [
+        ("малина ремонтантная", "closed"), ("не определено", "open")]
+    assert state_of(store, user_id)["state"] == "waiting_clarification_answer"
+
+
+async def test_a_follow_up_is_never_answered_with_the_last_reply(
+    standin: TelegramStandin, consult, berries, store: str, user_id: int
+) -> None:
+    """Seen offline: «А в какое время лучше?» got the previous reply word for word (twice: the
+    regeneration repeated it too); the crop's passage not yet said replaces it."""
+    first = "Ремонтантную малину подкармливают три раза за сезон [1]."
+    model = Consultant({"Как подкормить малину ремонтантную?": "малина ремонтантная"}, [first, first, first])
+    consult(model)
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        shown = await say(standin, user_id, "Как подкормить малину ремонтантную?")
+        followup = await say(standin, user_id, "А в какое время лучше?")
+    said = "Ремонтантную малину подкармливают три раза за сезон"
+    assert shown.startswith(said)
+    assert len(model.answered) == 3  # the follow-up's draft was asked for again once, and repeated again
+    body = followup.split("\n\nИнформация взята из:")[0]
+    assert said not in body
+    assert body.startswith("В базе знаний по культуре «малина ремонтантная» об этом сказано так:")
+    assert "Ранней весной" in body and "малина-ремонтантная.pdf" in followup
+    assert "ведра воды" not in body  # the feeding topic's passage, not watering
+    assert len(queued(store, user_id)) == 1  # the replaced follow-up is not queued
+
+
+async def test_a_draft_about_watering_for_a_feeding_question_is_replaced(
+    standin: TelegramStandin, consult, berries, store: str, user_id: int
+) -> None:
+    """Seen offline: «Как правильно подкармливать?» got a watering passage."""
+    watering = "Поливайте клубнику рано утром под корень, 10–12 литров воды на метр раз в неделю [1]."
+    model = Consultant({"Как подкормить клубнику?": "клубника общая"}, [watering])
+    consult(model)
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        await say(standin, user_id, "Как подкормить клубнику?")
+        final = await say(standin, user_id, "Летняя")
+    body = final.split("\n\nИнформация взята из:")[0]
+    assert "литров воды" not in body and "10 г мочевины" in body
+    assert body.startswith("В базе знаний по культуре «клубника летняя» об этом сказано так:")
+    assert "клубника-летняя.pdf" in final
+    assert queued(store, user_id) == []
+
+
+async def test_a_draft_about_mulch_for_a_spraying_question_is_replaced(
+    standin: TelegramStandin, consult, berries, store: str, user_id: int
+) -> None:
+    model = Consultant({"Чем опрыскивать смородину весной?": "смородина"},
+                       ["Опрыскивать смородину весной лучше соломой, перегноем или корой."])
+    consult(model)
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        reply = await say(standin, user_id, "Чем опрыскивать смородину весной?")
+    assert "соломой" not in reply and "бордоской жидкостью" in reply and "смородина.pdf" in reply
+
+
+async def test_an_unclear_question_is_not_answered_from_a_general_passage_on_another_intent(
+    standin: TelegramStandin, consult, berries, store: str, user_id: int
+) -> None:
+    """Seed 000 example 1 with the whole library: the general part holds planting and mulch, not
+    feeding, so the crop is asked (the model's clarifying question, without the knowledge base)."""
+    model = Consultant({}, ["О какой культуре речь? Клубника, малина, смородина?"])
+    consult(model)
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        first = await say(standin, user_id, "Как правильно подкармливать?")
+    assert first == "О какой культуре речь? Клубника, малина, смородина?"
+    assert "БАЗА ЗНАНИЙ" not in model.system_prompts()[0]

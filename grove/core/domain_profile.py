@@ -47,6 +47,16 @@ class DomainProfile(BaseModel):
         description="stems of the domain's words: a question with none of them, no crop and nothing "
                     "retrieved is off-domain, and its answer is never queued for moderation",
     )
+    off_domain_reply: str = Field(
+        default="", description="the polite refusal to a question outside the domain (empty: no refusal)")
+    intents: dict[str, list[str]] = Field(
+        default_factory=dict, description="what a question asks about (подкормка, полив, …) → words naming it")
+    followup_openers: list[str] = Field(
+        default_factory=list, description="first words of an elliptical follow-up («а», «и», «ещё»)")
+    followup_words: list[str] = Field(
+        default_factory=list, description="words of a follow-up that asks no topic of its own (время, часто, …)")
+    small_talk: list[str] = Field(
+        default_factory=list, description="greetings and thanks: never taken for an off-domain question")
 
     @property
     def culture_question(self) -> str:
