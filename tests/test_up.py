@@ -151,3 +151,18 @@ def test_a_second_up_on_the_same_data_is_refused_while_the_first_runs() -> None:
     second.expect("already running")
     assert second.process.wait(30) != 0
     assert first.interrupt() == 0
+
+
+def test_an_embedded_postgres_that_dies_is_restarted_and_the_service_goes_on() -> None:
+    data_dir = Path(tempfile.mkdtemp(prefix="grove-up-pg-"))
+    data_dir.chmod(0o755)
+    up = Up(data_dir, free_port(), free_port())
+    up.expect("ready in")
+    up.type("/start")
+    up.expect("Выберите режим работы")
+    os.kill(_postmaster_pid(data_dir), signal.SIGKILL)  # Postgres dies under the running service
+    up.expect("Postgres stopped unexpectedly; restarting it", timeout=60)
+    up.expect("Postgres is back", timeout=120)
+    up.type("/start")
+    up.expect("Выберите режим работы")
+    assert up.interrupt() == 0

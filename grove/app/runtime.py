@@ -34,6 +34,7 @@ from grove.infra.child_process import ChildProcess, process_from_pid_file, stop_
 from grove.store.db import prepare_database, redact
 from grove.infra.postgres_server import EmbeddedPostgres
 from grove.infra.prefect_server import PrefectServer
+from grove.app.warm import warm_up
 from grove.core import shutdown
 from grove.core.settings import Settings, child_environment, configure, get_settings
 
@@ -118,6 +119,10 @@ def start_store(settings: Settings, stack: Stack, *, quiet: bool = False) -> str
         url = server.start()
         if not already or stack.after_crash:  # a crashed run's server is ours to stop now
             stack.exit.callback(_stop_postgres, server, quiet)
+            watching = threading.Event()
+            threading.Thread(target=watch_postgres, args=(server, watching), name="postgres-watchdog",
+                             daemon=True).start()
+            stack.exit.callback(watching.set)  # runs first: the watchdog stops before Postgres does
         if not quiet:
             say(f"embedded Postgres on 127.0.0.1:{settings.pg_port}, data in {server.data_dir}")
     applied = prepare_database(configure(database_url=url))
@@ -125,6 +130,33 @@ def start_store(settings: Settings, stack: Stack, *, quiet: bool = False) -> str
         say(f"migrations: {len(applied)} applied" if applied else "migrations: up to date")
     stack.timings["postgres"] = time.monotonic() - started
     return url
+
+
+RESTART_DELAYS = [1.0, 2.0, 5.0, 10.0, 30.0]
+
+
+def watch_postgres(server: EmbeddedPostgres, stop: threading.Event, every: float = 2.0) -> None:
+    """Restart the embedded Postgres when it dies (with back-off, said in the log), so the bot
+    takes and answers the messages written meanwhile once it is back: Telegram keeps them, the
+    inbox refuses nothing it acknowledged."""
+    from grove.infra.postgres_server import EmbeddedPostgresError
+
+    attempt = 0
+    while not stop.wait(every):
+        if shutdown.requested() or server.is_running():
+            attempt = 0
+            continue
+        say(f"Postgres stopped unexpectedly; restarting it (attempt {attempt + 1})")
+        try:
+            server.start()
+        except EmbeddedPostgresError as exc:
+            delay = RESTART_DELAYS[min(attempt, len(RESTART_DELAYS) - 1)]
+            attempt += 1
+            say(f"Postgres did not restart ({str(exc).splitlines()[0]}); trying again in {delay:.0f} s")
+            stop.wait(delay)
+        else:
+            say("Postgres is back")
+            attempt = 0
 
 
 def _stop_postgres(server: EmbeddedPostgres, quiet: bool = False) -> None:
@@ -318,6 +350,7 @@ def up(*, console: bool | None = None) -> int:
             start_flow_server(get_settings(), stack)
             settings = get_settings()
             say(f"ready in {time.monotonic() - began:.1f} s")
+            threading.Thread(target=warm_up, name="warm-up", daemon=True).start()  # grove/app/warm.py
             if settings.bot_token and not console:
                 run_bot(settings)
             else:

@@ -30,8 +30,11 @@ _lock = threading.Lock()
 def _vocabulary(path: str) -> Any:
     import llama_cpp
 
-    with _c_stderr_silenced():  # llama.cpp warns «n_ctx_seq > n_ctx_train» from C even with verbose=False
-        return llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False)
+    # verbose=False would make llama-cpp-python swap sys.stdout and fd 1 for /dev/null while it
+    # loads, swallowing what other threads print meanwhile (the console's replies, when this runs
+    # as the warm-up); its chatter goes to fd 2 instead, silenced here (C writes there directly).
+    with _c_stderr_silenced():
+        return llama_cpp.Llama(model_path=path, vocab_only=True, verbose=True)
 
 
 @contextmanager
