@@ -77,3 +77,73 @@ def test_renew_keeps_a_lane_and_release_gives_it_back(store: str, user_id: int) 
     assert not [lane for lane in lanes.stale(60) if lane.user_id == user_id]  # renewed: not stale
     assert lanes.release(user_id, "jobs", "w1")
     assert lanes.claim(user_id, "jobs", "w2", 30, None)
+
+
+def test_a_lane_taken_from_a_slow_worker_runs_each_update_once_and_in_order(store: str, user_id: int) -> None:
+    """A worker that is slow, not dead, misses its lease mid-turn and the lane goes to another:
+    the other waits for the slow one's turn to end (the lane's advisory lock), then goes on."""
+    from grove.app.engine import LaneWorker
+    from grove.core.messages import IncomingUpdate
+
+    ran: list[tuple[str, int]] = []
+    started, let_go = threading.Event(), threading.Event()
+
+    class Recording(LaneWorker):
+        def _turn(self, update: IncomingUpdate, parent: object) -> list:  # type: ignore[override]
+            assert update.update_id is not None
+            ran.append((self.name, update.update_id))
+            if len(ran) == 1:
+                started.set()
+                let_go.wait(60)  # the slow turn: its lease runs out meanwhile
+            inbox.finish(update.update_id, "done")
+            return []
+
+    ids = [user_id * 10 + n for n in range(3)]
+    for update_id in ids:
+        store_update(update_id, user_id)
+        inbox.set_incoming(update_id, IncomingUpdate(origin="telegram", update_id=update_id, user_id=user_id,
+                                                     chat_id=user_id, text=f"вопрос {update_id}").model_dump(mode="json"))
+    lanes.open(user_id, "turns")
+    slow, other = Recording(name="slow", lease_seconds=0.1), Recording(name="other", lease_seconds=60)
+    first = threading.Thread(target=slow.run_lane, args=(user_id, "turns"))
+    first.start()
+    assert started.wait(30)
+    deadline = time.monotonic() + 30
+    while not [lane for lane in lanes.stale(60) if lane.user_id == user_id]:  # the sweeper hands it back
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    second = threading.Thread(target=other.run_lane, args=(user_id, "turns"))
+    second.start()
+    while not lanes.held_by(user_id, "turns", "other") and len(ran) == 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(1.0)  # the other worker holds the lane now, and must still wait
+    assert ran == [("slow", ids[0])]
+    let_go.set()
+    first.join(30)
+    second.join(30)
+    assert sorted(update_id for _, update_id in ran) == ids and [u for _, u in ran] == ids  # once each, in order
+    assert [row.update_id for row in inbox.unfinished() if row.user_id == user_id] == []
+    assert not [lane for lane in lanes.all_lanes() if lane.user_id == user_id]  # closed
+
+
+def test_exclusive_waits_for_the_holder_and_gives_up_on_stop(store: str, user_id: int) -> None:
+    stop = threading.Event()
+    with lanes.exclusive(user_id, "jobs", stop) as held:
+        assert held
+        waiting: list[bool] = []
+        other_stop = threading.Event()
+
+        def wait_for_it() -> None:
+            with lanes.exclusive(user_id, "jobs", other_stop, every=0.05) as got:
+                waiting.append(got)
+
+        waiter = threading.Thread(target=wait_for_it)
+        waiter.start()
+        time.sleep(0.3)
+        assert waiting == []  # held here: it waits
+        other_stop.set()
+        waiter.join(10)
+        assert waiting == [False]  # stopped before it got the lane
+    with lanes.exclusive(user_id, "jobs", stop) as held:
+        assert held  # released with the block

@@ -43,19 +43,22 @@ class Worker:
 
     def __init__(self, name: str) -> None:
         env = {**os.environ, "GROVE_DISPATCH": "prefect", "PYTHONUNBUFFERED": "1"}
-        before = len(task_workers())
         self.name = name
         self.process = subprocess.Popen([sys.executable, "-m", "grove.app.cli", "work"], cwd=ROOT, env=env,
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.output: list[str] = []
         threading.Thread(target=self._drain, daemon=True).start()
-        wait_until(lambda: len(task_workers()) > before or self.process.poll() is not None, 120)
+        wait_until(lambda: self.subscribed() or self.process.poll() is not None, 120)
         assert self.process.poll() is None, "".join(self.output)  # subscribed to its lanes, running
 
     def _drain(self) -> None:
         assert self.process.stdout is not None
         for line in self.process.stdout:
             self.output.append(line)
+
+    def subscribed(self) -> bool:
+        """Prefect's server knows this process as a task worker (its id ends in the pid)."""
+        return any(w["identifier"].endswith(f"-{self.pid}") for w in task_workers())
 
     @property
     def pid(self) -> int:
@@ -64,14 +67,19 @@ class Worker:
     def kill(self) -> None:
         os.kill(self.process.pid, signal.SIGKILL)
         self.process.wait(10)
+        self.killed = True
 
-    def stop(self) -> None:
+    killed = False
+
+    def stop(self) -> int:
+        """SIGTERM, as a service manager stops it: the worker hands its lanes back and exits 0."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(60)
             except subprocess.TimeoutExpired:
                 self.kill()
+        return self.process.returncode
 
 
 def task_workers() -> list[dict]:
@@ -93,9 +101,10 @@ def workers(store: str, prefect_server: str, standin: TelegramStandin, llm: Scri
     env(GROVE_DISPATCH="prefect", GROVE_LANE_LEASE_SECONDS="4", GROVE_JOB_LEASE_SECONDS="4")
     started = [Worker("a"), Worker("b")]
     yield started
+    stopped = {worker.name: worker.stop() for worker in started if not worker.killed}
     for worker in started:
-        worker.stop()
         print(f"--- worker {worker.name} (pid {worker.pid}):\n" + "".join(worker.output[-60:]))  # shown on failure
+    assert set(stopped.values()) <= {0}, stopped  # SIGTERM ends a worker cleanly, no traceback
 
 
 def receiver():  # type: ignore[no-untyped-def]
@@ -195,7 +204,7 @@ def test_a_worker_killed_mid_indexing_leaves_the_job_to_the_other_confirmed_once
 
     set_user_mode.fn(user_id, user_id, "documents")
     pages = [(f"Страница {n}. Малину обрезают весной до первой почки, а ремонтантную — под корень осенью. " * 12)
-             for n in range(1, 9)]
+             for n in range(1, 81)]  # long enough to be killed mid-way on a fast machine too
     pdf = make_pdf(pages, tmp_path / "обрезка.pdf")
 
     async def scenario() -> dict:
@@ -204,7 +213,7 @@ def test_a_worker_killed_mid_indexing_leaves_the_job_to_the_other_confirmed_once
             [ack] = await standin.wait_for_bot_messages_async(user_id, 1, timeout=120)
             assert ack["text"].startswith("Принял «обрезка.pdf», индексирую")
             [(holder,)] = await asyncio.to_thread(wait_until, lambda: rows(
-                store, "select worker from jobs where user_id = %s and status = 'running'", user_id), 120)
+                store, "select worker from jobs where user_id = %s and status = 'running'", user_id), 120, 0.05)
             victim = next(w for w in workers if holder.endswith(f":{w.pid}"))
             victim.kill()
             await asyncio.to_thread(wait_until, lambda: rows(
@@ -256,10 +265,10 @@ def test_the_readme_recipe_runs_end_to_end(standin: TelegramStandin, store: str,
             standin.send_text(uid, f"вопрос 1 от {uid}")
         for uid in users:
             messages = standin.wait_for_bot_messages(uid, 3, timeout=120)
-            assert messages[2]["text"] == f"Ответ: вопрос 1 от {uid}"
+            assert messages[2]["text"] == f"Ответ: вопрос 1 от {uid}", "".join(said[-80:] + other.output[-80:])
     finally:
         if other is not None:
-            other.stop()
+            assert other.stop() == 0, "".join(other.output[-80:])
         up.send_signal(signal.SIGINT)
         up.wait(120)
     assert any("run on Prefect task workers" in line for line in said), "".join(said)

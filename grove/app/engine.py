@@ -131,14 +131,15 @@ class LaneWorker:
         if not lanes.claim(user_id, kind, self.name, self.lease_seconds, run_id):
             return "held by another worker"
         handled = 0
-        while not self.stop.is_set():
-            step = LANE_STEPS[kind](self, user_id, run_id)
-            if step == "done":
-                handled += 1
-            elif step == "empty" and lanes.close(user_id, kind, self.name):
-                return f"{handled} handled"
-            elif step == "wait":
-                self.stop.wait(1.0)
+        with lanes.exclusive(user_id, kind, self.stop) as alone:  # a slow worker's item ends first
+            while alone and not self.stop.is_set():
+                step = LANE_STEPS[kind](self, user_id, run_id)
+                if step == "done":
+                    handled += 1
+                elif step == "empty" and lanes.close(user_id, kind, self.name):
+                    return f"{handled} handled"
+                elif step == "wait":
+                    self.stop.wait(1.0)
         if lanes.release(user_id, kind, self.name):
             submit(user_id, kind)  # another worker takes it at once, not after the lease
         return f"{handled} handled; handed back (worker stopping)"
@@ -252,12 +253,25 @@ def serve_lanes() -> None:
 
     class Worker(TaskWorker):
         def handle_sigterm(self, signum: int, frame: object) -> None:
+            # Prefect's own handler calls back into this very loop from inside it and dies with a
+            # traceback; this one stops the lanes and lets the serving task end in its own time.
             worker.stop.set()  # lanes hand themselves back; a job stops at its next batch
             shutdown.request()  # a turn waiting on the model ends now and runs again elsewhere
-            super().handle_sigterm(signum, frame)
+            if serving is not None:
+                serving.get_loop().call_soon_threadsafe(serving.cancel)
+
+    serving: asyncio.Task[None] | None = None
 
     async def serve() -> None:  # Prefect's task worker is built inside its event loop
-        await Worker(turns, index_jobs, limit=get_settings().workers).astart()
+        nonlocal serving
+        serving = asyncio.current_task()
+        try:
+            await Worker(turns, index_jobs, limit=get_settings().workers).astart()
+        except asyncio.CancelledError:
+            log.info("worker %s stopped", worker.name)
 
+    from grove.app.warm import warm_up
+
+    threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
     log.info("worker %s serving lanes on Prefect", worker.name)
     asyncio.run(serve())

@@ -12,16 +12,27 @@ The receiver opens a lane after the item is stored (`open`); a worker `claim`s i
 lease it renews (`renew`); `close` ends it only when nothing of that kind is left, under the
 lane's row lock, so an item stored meanwhile is never stranded. A lane whose lease ran out
 (its worker died) or that no worker took (the task run was lost) is handed back by `stale`.
+
+Leases only decide when a lane is handed back; they cannot make it run once: a worker that is
+slow, not dead (a busy machine, a long pause), misses its renewal while its turn still runs.
+So a lane is also run under `exclusive`, a Postgres advisory lock held on a connection of its
+own: the worker that took a lane over waits until the slow one has finished its item, and a
+killed worker's lock goes with its connection.
 """
 
 from __future__ import annotations
 
+import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from grove.store.db import transaction
+import psycopg
+
+from grove.store.db import StoreUnavailable, database_url, transaction
 
 # Where a lane's items wait, and which of their states are unfinished (one line per kind).
 ITEMS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -116,6 +127,28 @@ def held_by(user_id: int, kind: str, worker: str) -> bool:
     with transaction() as conn:
         return conn.execute("select 1 from lanes where user_id = %s and kind = %s and worker = %s",
                             (user_id, kind, worker)).fetchone() is not None
+
+
+@contextmanager
+def exclusive(user_id: int, kind: str, stop: threading.Event, every: float = 0.5) -> Iterator[bool]:
+    """Run a lane alone: True once this process holds the lane's advisory lock (waiting while
+    another process still runs an item of it), False when `stop` was set first. The lock lives
+    on a connection outside the pool, so it ends with this block or with the process."""
+    try:
+        conn = psycopg.connect(database_url(), autocommit=True, connect_timeout=10)
+    except psycopg.OperationalError as exc:
+        raise StoreUnavailable(f"Postgres is unavailable: {exc}") from exc
+    key = f"grove-lane:{kind}:{user_id}"
+    try:
+        held = False
+        while not held and not stop.is_set():
+            row = conn.execute("select pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)).fetchone()
+            held = bool(row and row[0])
+            if not held:
+                stop.wait(every)
+        yield held
+    finally:
+        conn.close()  # the session's advisory lock ends with it
 
 
 def stale(unclaimed_seconds: float) -> list[Lane]:
