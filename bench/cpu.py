@@ -7,31 +7,10 @@ and AVX-512/VNNI both occur) and a figure means little without the CPU it ran on
 from __future__ import annotations
 
 import os
-import platform
-from pathlib import Path
 
-FLAGS = ("avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_tile")
+from grove.core.cpu import FLAGS, cpu_flags, cpu_model
 
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def cpu_flags() -> list[str]:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                present = set(line.split(":", 1)[1].split())
-                return [flag for flag in FLAGS if flag in present]
-    except OSError:
-        pass
-    return []
+__all__ = ["FLAGS", "cpu_flags", "cpu_model", "describe_cpu"]
 
 
 def describe_cpu() -> str:

@@ -24,7 +24,9 @@ turn, on an otherwise idle machine:
   rerankers, is `bench/retrieval_eval.py` with ``GROVE_EMBEDDING_RUNTIME`` set.
 
 Runtimes: ``torch-bf16`` and ``torch-fp32`` (the PyTorch model in that dtype), ``onnx`` (fp32
-export), ``onnx-int8`` (every linear layer int8, the MLPs smoothed first: nodes/embedding/onnx_export.py).
+export), ``onnx-int8`` (every linear layer int8, the MLPs smoothed first: nodes/embedding/onnx_export.py),
+``onnx-int8-reduced`` and ``onnx-u8u8`` (the int8 kinds that do not saturate without VNNI), ``onnx-auto``
+(what this CPU's probe chose: nodes/embedding/int8_verdict.py). The CPU line comes first (bench/cpu.py).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.cpu import describe_cpu
 from bench.datasets import load_ru_eval
 from bench.roofline import measure
 from grove.core.settings import get_settings, reset_settings
@@ -51,8 +54,12 @@ RUNTIMES = {  # bench name → (embedding_runtime, embedding_dtype)
     "torch-fp32": ("torch", "float32"),
     "onnx": ("onnx", "float32"),
     "onnx-int8": ("onnx-int8", "float32"),
+    "onnx-int8-reduced": ("onnx-int8-reduced", "float32"),
+    "onnx-u8u8": ("onnx-u8u8", "float32"),
+    "onnx-auto": ("onnx-auto", "float32"),
 }
-PRECISION = {"torch-bf16": "bf16", "torch-fp32": "fp32", "onnx": "fp32", "onnx-int8": "int8"}
+PRECISION = {"torch-bf16": "bf16", "torch-fp32": "fp32", "onnx": "fp32", "onnx-int8": "int8",
+             "onnx-int8-reduced": "int8", "onnx-u8u8": "int8", "onnx-auto": "int8"}
 GATE = 0.01
 
 
@@ -113,6 +120,7 @@ def main() -> None:
     parser.add_argument("--gate-batches", default="4,8,16", help="batch sizes the quality gate averages over")
     parser.add_argument("--no-roofline", action="store_true")
     args = parser.parse_args()
+    print(describe_cpu())
     data = load_ru_eval()
     wanted = {pid for q in data.queries for pid in q.relevant_ids}
     rest = [p for p in data.passages if p.id not in wanted]
@@ -155,7 +163,7 @@ def main() -> None:
     baseline = results.get("torch-bf16")
     base_quality = mean_quality(qualities["torch-bf16"]) if baseline else None
     print(f"\nMRR@10 and nDCG@10: means over passage batches of {sorted({args.batch, *gate_batches})}")
-    print(f"{'runtime':11} {'device':6} {'tokens/s':>9} {'ceiling':>8} {'share':>6} {'query p50':>9} {'p90':>6} "
+    print(f"{'runtime':17} {'device':6} {'tokens/s':>9} {'ceiling':>8} {'share':>6} {'query p50':>9} {'p90':>6} "
           f"{'MRR@10':>7} {'spread':>11} {'nDCG@10':>8} {'cos fp32':>8} gate")
     for name, (_queries, passages, seconds, latencies, tokens, device) in results.items():
         quality = mean_quality(qualities[name])
@@ -165,7 +173,7 @@ def main() -> None:
         cosine = float((passages * reference[1]).sum(axis=1).mean()) if reference else float("nan")
         gate = "—" if base_quality is None else ("pass" if passes_gate(quality, base_quality) else "FAIL")
         p90 = statistics.quantiles(latencies, n=10)[-1]
-        print(f"{name:11} {device:6} {rate:9.0f} {ceiling:8.0f} {rate / ceiling:6.0%} {statistics.median(latencies):7.1f}ms "
+        print(f"{name:17} {device:6} {rate:9.0f} {ceiling:8.0f} {rate / ceiling:6.0%} {statistics.median(latencies):7.1f}ms "
               f"{p90:4.0f}ms {quality.mrr10:7.3f} {min(mrrs):5.3f}–{max(mrrs):5.3f} {quality.ndcg10:8.3f} {cosine:8.4f} {gate}")
 
 

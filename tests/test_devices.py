@@ -79,6 +79,14 @@ def test_up_announces_the_embedding_runtime_and_device(capsys: pytest.CaptureFix
     assert "via onnx-int8 on cpu" in capsys.readouterr().out
 
 
+def test_up_says_onnx_auto_checks_int8_on_first_use_before_a_verdict(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    settings = Settings(embedding_runtime="onnx-auto", embedding_device="cpu", models_folder=tmp_path,
+                        data_dir=tmp_path / "data")
+    runtime.announce_embeddings(settings)
+    assert "via onnx-auto (int8 checked against fp32 on this CPU at first use) on cpu" in capsys.readouterr().out
+
+
 def test_up_refuses_a_gpu_it_cannot_see(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         runtime.announce_embeddings(Settings(embedding_runtime="torch", embedding_device="cuda"))

@@ -16,6 +16,7 @@ from chunking import Chunk, chunk_text
 from grove.core.settings import get_settings, reset_settings
 from nodes.embedding import embedder as embedder_module
 from nodes.embedding.embedding_model import EmbeddingModelMissing
+from nodes.embedding.int8_verdict import GATE
 from nodes.embedding.embedder import (
     Embedder,
     embed_chunks,
@@ -111,8 +112,13 @@ def test_query_and_document_prompts_differ() -> None:
     model = embedder.model  # the PyTorch model, whatever the runtime: its vectors are the reference
     expected_query = model.encode([text], prompt=settings.embedding_query_prompt)[0]
     expected_document = model.encode([text], prompt=settings.embedding_document_prompt)[0]
-    assert float(as_query @ expected_query) > 0.99  # int8 ONNX: ≈ 0.996, as bf16 against fp32
-    assert float(as_document @ expected_document) > 0.99
+    # the default runtime is the one this CPU's int8 probe chose (nodes/embedding/int8_verdict.py): an
+    # int8 kind is held to the probe's gate, fp32 ONNX to the bf16 reference's own drift (≈ 0.996).
+    # Measured: int8 with VNNI ≈ 0.996; 7-bit weights without VNNI 0.994 (query), 0.992 (document)
+    chosen = embedder.runtime.name
+    closeness = 0.99 if chosen in {"onnx", "torch"} else GATE.min_cosine
+    assert float(as_query @ expected_query) > closeness, chosen
+    assert float(as_document @ expected_document) > closeness, chosen
 
 
 def test_embed_chunks_late_and_naive(patched_env: pytest.MonkeyPatch) -> None:

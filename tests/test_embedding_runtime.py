@@ -18,11 +18,13 @@ import numpy as np
 import pytest
 
 from bench.embedding_runtime import Quality, mean_quality, passes_gate, ranking_quality
+from nodes.embedding.int8_verdict import GATE
 from grove.core.settings import Settings, reset_settings
-from nodes.embedding import onnx_encoder, onnx_export
+from nodes.embedding import int8_verdict, onnx_encoder, onnx_export
 from nodes.embedding.embedder import get_embedder, reset_embedder
-from nodes.embedding.embedding_runtime import RUNTIMES, resolve_device
+from nodes.embedding.embedding_runtime import RUNTIMES, describe_runtime, resolve_device
 from tests.support.prerequisites import require
+from tests.support.tiny_encoder import build_tiny_encoder
 
 pytestmark = pytest.mark.e2e  # exports and runs a (tiny) Gemma encoder through ONNX
 
@@ -91,27 +93,7 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A two-layer Gemma3 encoder → mean pooling → Dense → Normalize, saved like EmbeddingGemma."""
     if not (GEMMA / "tokenizer.json").exists():
         require(f"EmbeddingGemma's tokenizer is not assembled at {GEMMA}: run `make models`")
-    import torch
-    from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.modules import Dense, Normalize, Pooling, Transformer
-    from transformers import AutoTokenizer, Gemma3TextConfig, Gemma3TextModel
-
-    root = tmp_path_factory.mktemp("tiny")
-    tokenizer = AutoTokenizer.from_pretrained(str(GEMMA))
-    torch.manual_seed(0)
-    config = Gemma3TextConfig(
-        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=48, num_hidden_layers=2,
-        num_attention_heads=2, num_key_value_heads=1, head_dim=16, max_position_embeddings=512,
-        sliding_window=8, layer_types=["sliding_attention", "full_attention"],
-        use_bidirectional_attention=True, pad_token_id=tokenizer.pad_token_id,
-    )
-    Gemma3TextModel(config).save_pretrained(root / "encoder")
-    tokenizer.save_pretrained(root / "encoder")
-    transformer = Transformer(str(root / "encoder"), max_seq_length=256)
-    modules = [transformer, Pooling(32, pooling_mode="mean"),
-               Dense(32, 16, activation_function=torch.nn.Identity()), Normalize()]
-    SentenceTransformer(modules=modules, device="cpu").save(str(root / "st"))
-    return root / "st"
+    return build_tiny_encoder(tmp_path_factory.mktemp("tiny"), GEMMA)
 
 
 @pytest.fixture
@@ -209,27 +191,133 @@ def test_a_failed_export_leaves_nothing_half_written(tmp_path: Path) -> None:
     assert sorted(p.name for p in source.iterdir() if not p.name.endswith(".lock")) == ["modules.json"]
 
 
-@pytest.mark.parametrize(("runtime", "closeness"), [("onnx", 0.9999), ("onnx-int8", 0.97)])
-def test_onnx_vectors_match_pytorch(
-    tiny_settings: Path, exported: Path, monkeypatch: pytest.MonkeyPatch, runtime: str, closeness: float
-) -> None:
+PROMPTS = ("task: search result | query: ", "title: none | text: ")
+
+
+def _closeness(precision: str) -> float:
+    """What a runtime's vectors must keep of PyTorch's: fp32 ONNX computes the same function; an
+    int8 kind the probe passed keeps the gate's minimum, less 0.02 for texts outside the probe
+    (the tiny random-weight encoder's int8 vectors: 0.97–0.999 to PyTorch, bench/README.md)."""
+    return 0.9999 if precision == "fp32" else GATE.min_cosine - 0.02
+
+
+def _vectors_against_pytorch(model: Path, runtime: str, monkeypatch: pytest.MonkeyPatch) -> tuple[str, np.ndarray]:
+    """The runtime the embedder loaded for the setting, and its vectors' cosines to PyTorch's."""
     from sentence_transformers import SentenceTransformer
 
     monkeypatch.setenv("GROVE_EMBEDDING_RUNTIME", runtime)
     reset_settings()
+    reset_embedder()
     embedder = get_embedder()
-    assert embedder.runtime.name == runtime and embedder.runtime.device == "cpu"
+    assert embedder.runtime.device == "cpu"
     vectors = embedder.embed_documents(TEXTS)
-    reference = SentenceTransformer(str(tiny_settings), device="cpu").encode(
+    reference = SentenceTransformer(str(model), device="cpu").encode(
         TEXTS, prompt=embedder.settings.embedding_document_prompt, normalize_embeddings=True)
-    cosines = (vectors * reference).sum(axis=1)
     assert vectors.shape == (4, 16) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-4)
-    assert cosines.min() > closeness, cosines
     assert embedder.embed_documents([]).shape == (0, 16)
-    # the same vectors rank the same: the gate passes fp32 ONNX against PyTorch
+    # the same vectors rank the same: the ranking gate passes them against PyTorch
     relevant = [{i} for i in range(len(TEXTS))]
     assert passes_gate(ranking_quality(vectors, vectors, relevant), ranking_quality(reference, reference, relevant))
+    return embedder.runtime.name, (vectors * reference).sum(axis=1)
+
+
+def test_fp32_onnx_vectors_match_pytorch(tiny_settings: Path, exported: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    name, cosines = _vectors_against_pytorch(tiny_settings, "onnx", monkeypatch)
+    assert name == "onnx" and cosines.min() > _closeness("fp32"), cosines
+
+
+def test_onnx_auto_runs_what_the_probe_chose_and_it_matches_pytorch(
+    tiny_settings: Path, exported: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On any CPU: the chosen runtime is the verdict's, and its vectors are close to PyTorch's."""
+    name, cosines = _vectors_against_pytorch(tiny_settings, "onnx-auto", monkeypatch)
+    chosen = int8_verdict.cached_verdict(exported, PROMPTS)
+    assert chosen is not None and name == chosen.runtime  # judged once, on first use, and kept
+    assert cosines.min() > _closeness(chosen.precision), (chosen.reason(), cosines)
+
+
+@pytest.mark.parametrize("precision", list(onnx_export.QUANTISATIONS))
+def test_a_forced_int8_kind_matches_pytorch_where_the_probe_passes_it(
+    tiny_settings: Path, exported: Path, monkeypatch: pytest.MonkeyPatch, precision: str
+) -> None:
+    """A forced kind always runs; it is held to PyTorch only where this CPU's probe passes it (the
+    saturating int8 does not on an AVX2-only CPU), and the probe's choice is then never it."""
+    probed = int8_verdict.judge(exported, 2, PROMPTS, candidates=(precision,))
+    name, cosines = _vectors_against_pytorch(tiny_settings, f"onnx-{precision}", monkeypatch)
+    assert name == f"onnx-{precision}"
+    result = probed.probe(precision)
+    assert result is not None
+    if result.passed:
+        assert probed.precision == precision
+        assert cosines.min() > _closeness(precision), (probed.reason(), cosines)
+    else:
+        assert probed.precision == "fp32" and probed.runtime == "onnx"
+
+
+# ------------------------------------------------------------------------------- the int8 verdict
+
+
+def test_a_gate_no_int8_kind_passes_leaves_fp32_and_says_why(exported: Path) -> None:
+    made = int8_verdict.judge(exported, 2, PROMPTS, gate=int8_verdict.Gate(min_cosine=1.01, mean_cosine=1.01))
+    assert made.precision == "fp32" and made.runtime == "onnx"
+    assert [p.precision for p in made.probes] == ["fp32", *onnx_export.QUANTISATIONS]  # every kind tried
+    assert not any(p.passed for p in made.probes[1:])
+    assert made.probes[0].min_cosine == pytest.approx(1, abs=1e-4) and made.probes[0].ranks  # fp32 against itself
+    assert made.reason().startswith("onnx chosen: no int8 kind passed the probe; onnx-int8 failed: cosine min")
+    for precision in onnx_export.QUANTISATIONS:  # each kind's file was made to be probed
+        assert (exported / onnx_export.model_file(precision)).exists()
+
+
+def test_the_first_int8_kind_that_passes_is_chosen(exported: Path) -> None:
+    """A gate every kind meets (its cosine, and fp32's top passages: the probe's own figures decide
+    which kinds keep them) chooses the first that does, and probes nothing after it."""
+    lax = int8_verdict.Gate(min_cosine=-1.0, mean_cosine=-1.0)
+    made = int8_verdict.judge(exported, 2, PROMPTS, gate=lax)
+    tried = made.probes[1:]
+    assert [p.passed for p in tried] == [False] * (len(tried) - 1) + [tried[-1].passed]
+    if made.precision == "fp32":  # only if no kind kept every top passage
+        assert len(tried) == len(onnx_export.QUANTISATIONS) and not tried[-1].passed
+    else:
+        assert tried[-1].precision == made.precision and tried[-1].passed
+        assert made.runtime == f"onnx-{made.precision}" and "probe cosine min" in made.reason()
+    strict_then_lax = int8_verdict.judge(exported, 2, PROMPTS, gate=lax, candidates=("u8u8", "int8"))
+    assert strict_then_lax.probes[1].precision == "u8u8"
+
+
+def test_the_verdict_is_kept_per_cpu_and_judged_again_on_another(
+    exported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "onnx"
+    shutil.copytree(exported, folder, ignore=shutil.ignore_patterns(int8_verdict.VERDICT_FILE))
+    avx2, vnni = ["avx2", "fma"], ["avx2", "fma", "avx512f", "avx512bw", "avx512_vnni"]
+    first = int8_verdict.verdict(folder, 2, PROMPTS, flags=avx2)
+    assert "no vnni" in first.cpu
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("judged again")
+
+    monkeypatch.setattr(int8_verdict, "judge", never)
+    assert int8_verdict.verdict(folder, 2, PROMPTS, flags=avx2) == first  # kept: not judged again
+    with pytest.raises(AssertionError, match="judged again"):  # another CPU's flags: a new verdict
+        int8_verdict.verdict(folder, 2, PROMPTS, flags=vnni)
+    monkeypatch.undo()
+    other = int8_verdict.verdict(folder, 2, PROMPTS, flags=vnni)
+    assert "no vnni" not in other.cpu and "avx512_vnni" in other.cpu
+    kept = json.loads((folder / int8_verdict.VERDICT_FILE).read_text())
+    assert len(kept) == 2 and all(key.endswith(("cpu avx2 fma", "cpu " + " ".join(vnni))) for key in kept)
+    # other prompts are another probe: judged again
+    assert int8_verdict.cached_verdict(folder, ("query: ", "passage: "), avx2) is None
+
+
+def test_up_names_the_runtime_onnx_auto_chose(tiny_settings: Path, exported: Path) -> None:
+    from grove.core.settings import get_settings
+
+    settings = get_settings().model_copy(update={"embedding_runtime": "onnx-auto"})
+    made = int8_verdict.verdict(exported, 2, PROMPTS)
+    said = describe_runtime(settings)
+    assert said.startswith(f"{made.runtime} (onnx-auto's choice for ") and made.cpu in said, said
+    assert describe_runtime(settings.model_copy(update={"embedding_runtime": "onnx-u8u8"})) == "onnx-u8u8"
 
 
 def test_token_embeddings_still_come_from_pytorch(tiny_settings: Path, exported: Path,
@@ -237,7 +325,7 @@ def test_token_embeddings_still_come_from_pytorch(tiny_settings: Path, exported:
     """Late chunking needs token vectors per window: the ONNX embedder loads the PyTorch model for it."""
     from chunking import chunk_text
 
-    monkeypatch.setenv("GROVE_EMBEDDING_RUNTIME", "onnx-int8")
+    monkeypatch.setenv("GROVE_EMBEDDING_RUNTIME", "onnx-auto")
     reset_settings()
     embedder = get_embedder()
     assert embedder._model is None  # not loaded for sentence vectors

@@ -284,14 +284,14 @@ def start_llm(settings: Settings, stack: Stack, *, quiet: bool = False) -> None:
 
 def announce_embeddings(settings: Settings) -> None:
     """Say which embedding runtime and device serve this run (the model itself loads on first use)."""
-    from nodes.embedding.embedding_runtime import resolve_device
+    from nodes.embedding.embedding_runtime import describe_runtime, resolve_device
 
     try:
         device = resolve_device(settings.embedding_device, settings.embedding_runtime)
     except RuntimeError as exc:
         say(f"embeddings: {exc}")
         raise SystemExit(2) from exc
-    say(f"embeddings: {settings.embedding_model} via {settings.embedding_runtime} on {device}")
+    say(f"embeddings: {settings.embedding_model} via {describe_runtime(settings)} on {device}")
 
 
 def _stop_child_server(server, name: str, quiet: bool = False) -> None:  # type: ignore[no-untyped-def]

@@ -32,11 +32,14 @@ class AnsweringSettings(BaseModel):
         default="bfloat16",
         description="PyTorch weights' type (the torch runtime, and token embeddings for late chunking).",
     )
-    embedding_runtime: Literal["torch", "onnx", "onnx-int8"] = Field(
-        default="onnx-int8",
+    embedding_runtime: Literal["torch", "onnx", "onnx-auto", "onnx-int8", "onnx-int8-reduced", "onnx-u8u8"] = Field(
+        default="onnx-auto",
         description=(
             "What computes sentence vectors: the PyTorch model, or its ONNX export run by ONNX Runtime "
-            "in fp32 or with int8 linear layers (nodes/embedding/embedding_runtime.py; bench/embedding_runtime.py)."
+            "in fp32 or with int8 linear layers. onnx-auto runs the int8 kind that this CPU keeps close to "
+            "fp32 (checked once per CPU), else fp32; onnx-int8 (int8 weights) saturates on CPUs without VNNI, "
+            "onnx-int8-reduced (7-bit weights) and onnx-u8u8 (uint8 weights) do not "
+            "(nodes/embedding/int8_verdict.py; bench/int8_probe.py)."
         ),
     )
     embedding_device: Literal["auto", "cpu", "cuda"] = Field(

@@ -10,7 +10,10 @@ Which runtime serves which path:
 * token embeddings per window (late chunking; the late-interaction bench) — always the
   PyTorch model, loaded on first need (`nodes.embedding.embedder.Embedder.model`).
 
-The default was chosen by `bench/embedding_runtime.py` (figures in bench/README.md).
+The default, ``onnx-auto``, runs the int8 export that keeps the fp32 export's vectors on this CPU
+(`nodes/embedding/int8_verdict.py`: int8 weights saturate ONNX Runtime's kernels on CPUs without
+VNNI), or the fp32 export when none does; the int8 speed-up was measured by
+`bench/embedding_runtime.py` and the int8 kinds by `bench/int8_probe.py` (figures in bench/README.md).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["RUNTIMES", "EncoderRuntime", "TorchEncoder", "load_runtime", "resolve_device"]
+__all__ = ["RUNTIMES", "EncoderRuntime", "TorchEncoder", "describe_runtime", "load_runtime", "resolve_device"]
 
 
 class EncoderRuntime(Protocol):
@@ -77,19 +80,55 @@ def _torch(source: Path, settings: Settings, device: str, torch_model: Callable[
 
 def _onnx(precision: str) -> Loader:
     def load(source: Path, settings: Settings, device: str, torch_model: Callable[[], SentenceTransformer]) -> EncoderRuntime:
-        from nodes.embedding.onnx_encoder import OnnxEncoder, ensure_export
+        from nodes.embedding.onnx_encoder import OnnxEncoder, ensure_export, ensure_quantised
 
         folder = ensure_export(source, settings.data_dir / "cache" / "onnx")
+        if precision != "fp32":
+            ensure_quantised(folder, precision)
         return OnnxEncoder(folder, precision, settings.cpu_threads, device, settings.embedding_max_tokens)
 
     return load
 
 
+def _prompts(settings: Settings) -> tuple[str, str]:
+    return settings.embedding_query_prompt, settings.embedding_document_prompt
+
+
+def _onnx_auto(source: Path, settings: Settings, device: str, torch_model: Callable[[], SentenceTransformer]) -> EncoderRuntime:
+    """The int8 export this CPU keeps close to fp32, else fp32 (verdict made once per CPU, cached)."""
+    from nodes.embedding.int8_verdict import verdict
+    from nodes.embedding.onnx_encoder import OnnxEncoder, ensure_export
+
+    folder = ensure_export(source, settings.data_dir / "cache" / "onnx")
+    chosen = verdict(folder, settings.cpu_threads, _prompts(settings))
+    log.info("embeddings: %s", chosen.reason())
+    return OnnxEncoder(folder, chosen.precision, settings.cpu_threads, device, settings.embedding_max_tokens)
+
+
 RUNTIMES: dict[str, Loader] = {
     "torch": _torch,
     "onnx": _onnx("fp32"),
-    "onnx-int8": _onnx("int8"),
+    "onnx-auto": _onnx_auto,
+    "onnx-int8": _onnx("int8"),  # forced: saturates on CPUs without VNNI (int8_verdict)
+    "onnx-int8-reduced": _onnx("int8-reduced"),
+    "onnx-u8u8": _onnx("u8u8"),
 }
+
+
+def describe_runtime(settings: Settings) -> str:
+    """The runtime as `grove up` names it: for ``onnx-auto`` the one this CPU's cached verdict chose,
+    with why; nothing is exported or probed here."""
+    if settings.embedding_runtime != "onnx-auto":
+        return settings.embedding_runtime
+    from nodes.embedding.int8_verdict import cached_verdict
+    from nodes.embedding.onnx_encoder import export_dir
+
+    source = Path(settings.model_path(settings.embedding_model))
+    folder = export_dir(source, settings.data_dir / "cache" / "onnx")
+    found = cached_verdict(folder, _prompts(settings)) if (folder / "export.json").exists() else None
+    if found is None:
+        return "onnx-auto (int8 checked against fp32 on this CPU at first use)"
+    return f"{found.runtime} (onnx-auto's choice for {found.cpu}: {found.why()})"
 
 
 def _cuda_available(runtime: str) -> bool:

@@ -15,6 +15,7 @@ PyTorch (`nodes.embedding.embedding_runtime`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -27,14 +28,24 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
-from nodes.embedding.onnx_export import EXPORT_VERSION, FILES, SENTENCE_OUTPUT, OnnxExportError, build, fingerprint
+from nodes.embedding.onnx_export import (
+    EXPORT_VERSION,
+    FILES,
+    SENTENCE_OUTPUT,
+    OnnxExportError,
+    build,
+    fingerprint,
+    model_file,
+    quantise,
+)
 
 log = logging.getLogger(__name__)
 
-__all__ = ["EXPORT_VERSION", "OnnxEncoder", "OnnxExportError", "ensure_export", "export_dir"]
+__all__ = ["EXPORT_VERSION", "OnnxEncoder", "OnnxExportError", "ensure_export", "ensure_quantised", "exclusive", "export_dir"]
 
 
 def export_dir(source: Path, cache_dir: Path) -> Path:
@@ -54,7 +65,7 @@ def _is_current(target: Path, source: Path) -> bool:
 
 
 @contextmanager
-def _exclusive(lock_path: Path) -> Iterator[None]:
+def exclusive(lock_path: Path) -> Iterator[None]:
     """One exporter per model across processes (a second waits, then finds the export made)."""
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with open(lock_path, "w") as handle:
@@ -75,7 +86,7 @@ def ensure_export(source: Path, cache_dir: Path) -> Path:
     target = export_dir(source, cache_dir)
     if _is_current(target, source):
         return target
-    with _exclusive(target.parent / f".{target.name}.lock"):
+    with exclusive(target.parent / f".{target.name}.lock"):
         if _is_current(target, source):
             return target
         started = time.perf_counter()
@@ -96,24 +107,54 @@ def ensure_export(source: Path, cache_dir: Path) -> Path:
     return target
 
 
+def ensure_quantised(folder: Path, precision: str) -> Path:
+    """The file of ``precision`` in the export ``folder``, quantised from its fp32 model if missing
+    (under a lock, written beside and renamed into place: it appears whole or not at all)."""
+    target = folder / model_file(precision)
+    if target.exists():
+        return target
+    with exclusive(folder / ".quantise.lock"):
+        if target.exists():
+            return target
+        started = time.perf_counter()
+        work = Path(tempfile.mkdtemp(prefix=".quantise-", dir=folder))
+        try:
+            made = quantise(folder, precision, work)
+            for part in sorted(work.iterdir(), key=lambda p: p == made):  # the graph last: its presence means done
+                part.rename(folder / part.name)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        log.info("ONNX export %s: %s made in %.0f s", folder, target.name, time.perf_counter() - started)
+    return target
+
+
+@functools.lru_cache(maxsize=4)
+def _tokenizer(folder: str, written: int) -> Any:
+    """An export's tokenizer, loaded once per process and export (``written``: when it was saved;
+    EmbeddingGemma's takes 5–15 s to load, and the int8 verdict opens every kind of the export)."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(folder)
+
+
 @dataclass
 class OnnxEncoder:
     """Sentence vectors from an export: ONNX Runtime for the transformer, numpy for pooling and head."""
 
     folder: Path
-    precision: str  # "fp32" | "int8"
+    precision: str  # "fp32" or a key of onnx_export.QUANTISATIONS
     threads: int
     device: str = "cpu"
     max_tokens: int = 2048
 
     def __post_init__(self) -> None:
         import onnxruntime as ort
-        from transformers import AutoTokenizer
 
         meta = json.loads((self.folder / "export.json").read_text())
         self.dim = int(meta["dim"])
         self.max_tokens = min(self.max_tokens, int(meta["max_seq_length"]))
-        self.tokenizer = AutoTokenizer.from_pretrained(str(self.folder / "tokenizer"))
+        tokenizer = self.folder / "tokenizer"
+        self.tokenizer = _tokenizer(str(tokenizer), (tokenizer / "tokenizer_config.json").stat().st_mtime_ns)
         options = ort.SessionOptions()
         options.intra_op_num_threads = max(1, self.threads)
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -121,7 +162,7 @@ class OnnxEncoder:
         providers = ["CPUExecutionProvider"]
         if self.device == "cuda":
             providers.insert(0, "CUDAExecutionProvider")
-        self._session = ort.InferenceSession(str(self.folder / FILES[self.precision]), options, providers=providers)
+        self._session = ort.InferenceSession(str(self.folder / model_file(self.precision)), options, providers=providers)
 
     @property
     def name(self) -> str:
@@ -141,7 +182,8 @@ class OnnxEncoder:
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
-    """`python -m nodes.embedding.onnx_encoder [folder]`: export the configured (or given) model now."""
+    """`python -m nodes.embedding.onnx_encoder [folder]`: export the configured (or given) model now,
+    and check its int8 kinds on this CPU (`nodes/embedding/int8_verdict.py`)."""
     import argparse
 
     from grove.core.settings import get_settings
@@ -161,6 +203,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}")
         return 1
     print(f"ONNX export: {target}")
+    from nodes.embedding.int8_verdict import verdict
+
+    chosen = verdict(target, settings.cpu_threads, (settings.embedding_query_prompt, settings.embedding_document_prompt))
+    print(f"embeddings on this CPU (onnx-auto): {chosen.reason()}")
     return 0
 
 

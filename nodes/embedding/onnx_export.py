@@ -6,8 +6,9 @@ An export folder holds:
   exported by ``torch.onnx.export`` (the dynamo exporter: transformers' mask functions do not trace
   with the old one), then the mean pooling, the Dense layers and the normalisation appended as
   nodes (→ ``sentence_embedding``);
-* ``model_int8.onnx`` — the same with every linear weight of the transformer in int8 (per
-  channel). The inputs of the MLP's down projections carry outliers that per-tensor activation
+* ``model_int8.onnx`` — the same graph with every linear weight of the transformer in int8 (per
+  channel), quantised from ``model.onnx`` after the rewrites and the head, the head excluded. The
+  inputs of the MLP's down projections carry outliers that per-tensor activation
   quantisation cannot hold (quantised as they are, the vectors drift: cosine to fp32 0.979 on
   average), so a gated MLP (``gate_proj``, ``up_proj``, ``down_proj``, as Gemma's) is smoothed
   first: each channel of the down projection's input is divided by
@@ -15,7 +16,10 @@ An export folder holds:
   output rows, so the fp32 model computes the same function (SmoothQuant; peaks measured on
   `nodes/embedding/calibration.py`). A model without such an MLP keeps its down projections in fp32.
   The head stays fp32;
-* in both, the norms, rotary embeddings and grouped attention rewritten as fewer, larger nodes
+* the other int8 kinds of :data:`QUANTISATIONS` (7-bit weights, or uint8 weights), made from
+  ``model.onnx`` the same way when a CPU needs them (`nodes/embedding/int8_verdict.py`): int8 weights
+  saturate ONNX Runtime's kernels on CPUs without VNNI;
+* in all of them, the norms, rotary embeddings and grouped attention rewritten as fewer, larger nodes
   computing the same function (`nodes/embedding/onnx_rewrites.py`);
 * ``export.json`` — what the export was made from;
 * ``tokenizer/`` — the model's tokenizer, so the runtime never loads the PyTorch model.
@@ -42,13 +46,37 @@ from nodes.embedding.onnx_rewrites import Shape, rewrite
 
 log = logging.getLogger(__name__)
 
-__all__ = ["EXPORT_VERSION", "FILES", "SENTENCE_OUTPUT", "OnnxExportError", "build", "fingerprint"]
+__all__ = ["EXPORT_VERSION", "FILES", "QUANTISATIONS", "SENTENCE_OUTPUT", "OnnxExportError", "Quantisation", "build",
+           "fingerprint", "model_file", "quantise"]
 
 EXPORT_VERSION = 6
 """Bumped when the export's layout changes; an older export is made again."""
 
 FILES = {"fp32": "model.onnx", "int8": "model_int8.onnx"}
+"""The files every export has; the other quantisations are made on demand (:func:`quantise`)."""
 SENTENCE_OUTPUT = "sentence_embedding"
+
+
+@dataclass(frozen=True)
+class Quantisation:
+    """One way of putting the transformer's linear layers in 8 bits (ONNX Runtime's dynamic quantisation)."""
+
+    file: str
+    weight_type: str  # onnxruntime.quantization.QuantType's name
+    reduce_range: bool  # 7-bit weights: a pair of u8·s7 products cannot overflow int16
+    about: str
+
+
+QUANTISATIONS = {  # precision → how; in the order an automatic choice tries them (fastest first)
+    "int8": Quantisation(FILES["int8"], "QInt8", False, "int8 weights, uint8 activations"),
+    "int8-reduced": Quantisation("model_int8_reduced.onnx", "QInt8", True, "7-bit weights (reduce_range)"),
+    "u8u8": Quantisation("model_u8u8.onnx", "QUInt8", False, "uint8 weights and activations"),
+}
+
+
+def model_file(precision: str) -> str:
+    """The file of an export that holds ``precision`` (``fp32`` or a key of :data:`QUANTISATIONS`)."""
+    return FILES["fp32"] if precision == "fp32" else QUANTISATIONS[precision].file
 
 
 class OnnxExportError(RuntimeError):
@@ -71,14 +99,13 @@ def fingerprint(source: Path) -> str:
 def build(source: Path, work: Path) -> None:
     """Every file of an export of the sentence-transformers model at ``source``, written into ``work``."""
     head = _export(source, work)
-    _quantize(work / FILES["fp32"], work / FILES["int8"])
     meta = json.loads((work / "export.json").read_text())
     shape = Shape(heads=meta["heads"], kv_heads=meta["kv_heads"], head_dim=meta["head_dim"],
                   max_positions=meta["max_seq_length"])
-    for name in FILES.values():
-        counts = rewrite(work / name, shape)
-        log.info("ONNX export %s: fused %s", name, ", ".join(f"{n} {kind}" for kind, n in counts.items()))
-        _append_head(work / name, head)
+    counts = rewrite(work / FILES["fp32"], shape)
+    log.info("ONNX export: fused %s", ", ".join(f"{n} {kind}" for kind, n in counts.items()))
+    _append_head(work / FILES["fp32"], head)
+    quantise(work, "int8", work)
 
 
 @dataclass(frozen=True)
@@ -241,7 +268,8 @@ def _append_head(path: Path, head: Head) -> None:
     for index, (weight, bias) in enumerate(head.dense):
         constants[f"head_w{index}"] = np.ascontiguousarray(weight.T)
         out = f"head_dense_out_{index}"
-        nodes.append(helper.make_node("MatMul", [current, f"head_w{index}"], [out if bias is None else f"{out}_nb"]))
+        nodes.append(helper.make_node("MatMul", [current, f"head_w{index}"], [out if bias is None else f"{out}_nb"],
+                                      name=f"head_dense_{index}"))
         if bias is not None:
             constants[f"head_b{index}"] = bias
             nodes.append(helper.make_node("Add", [f"{out}_nb", f"head_b{index}"], [out]))
@@ -260,32 +288,33 @@ def _append_head(path: Path, head: Head) -> None:
     onnx.save(model, str(path))
 
 
-def _quantize(fp32: Path, int8: Path) -> None:
-    """int8 weights for every linear layer; an unsmoothed model's down projections stay fp32 (module doc)."""
+def quantise(folder: Path, precision: str, out: Path) -> Path:
+    """``folder``'s ``model.onnx`` with the transformer's linear layers quantised as ``precision``
+    says, written into ``out`` (its weights in ``<file>.data`` beside it); the head, and an
+    unsmoothed model's down projections, stay fp32 (module doc)."""
     import onnx
-
-    meta = json.loads((fp32.parent / "export.json").read_text())
-    graph = onnx.load(str(fp32), load_external_data=False).graph
-    shapes = {init.name: tuple(init.dims) for init in graph.initializer}
-    inner = meta.get("intermediate_size")
-    down = [] if meta.get("smoothed_layers") else [
-        node.name for node in graph.node
-        if node.op_type == "MatMul" and inner and shapes.get(node.input[1], (0,))[0] == inner]
-    logging.disable(logging.WARNING)  # the quantiser logs every tensor it skips, and advice, on the root logger
-    try:
-        _quantize_dynamic(fp32, int8, down)
-    finally:
-        logging.disable(logging.NOTSET)
-
-
-def _quantize_dynamic(fp32: Path, int8: Path, down: list[str]) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    quantize_dynamic(
-        str(fp32), str(int8), weight_type=QuantType.QInt8, per_channel=True,
-        op_types_to_quantize=["MatMul"], nodes_to_exclude=down,
-        extra_options={"MatMulConstBOnly": True}, use_external_data_format=True,
-    )
+    how = QUANTISATIONS[precision]
+    meta = json.loads((folder / "export.json").read_text())
+    graph = onnx.load(str(folder / FILES["fp32"]), load_external_data=False).graph
+    shapes = {init.name: tuple(init.dims) for init in graph.initializer}
+    inner = meta.get("intermediate_size")
+    matmuls = [node for node in graph.node if node.op_type == "MatMul"]
+    keep = [node.name for node in matmuls if node.input[1].startswith("head_w")]
+    if not meta.get("smoothed_layers"):
+        keep += [node.name for node in matmuls if inner and shapes.get(node.input[1], (0,))[0] == inner]
+    target = out / how.file
+    logging.disable(logging.WARNING)  # the quantiser logs every tensor it skips, and advice, on the root logger
+    try:
+        quantize_dynamic(
+            str(folder / FILES["fp32"]), str(target), weight_type=getattr(QuantType, how.weight_type),
+            per_channel=True, reduce_range=how.reduce_range, op_types_to_quantize=["MatMul"],
+            nodes_to_exclude=keep, extra_options={"MatMulConstBOnly": True}, use_external_data_format=True,
+        )
+    finally:
+        logging.disable(logging.NOTSET)
+    return target
 
 
 def _quiet_exporter() -> None:
