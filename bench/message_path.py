@@ -1,6 +1,7 @@
 """The message path under load: grove as it runs (`grove up`) against a Bot API stand-in and a stub LLM.
 
-Run: `.venv/bin/python -m bench.message_path [--users 50] [--questions 10] [--skip-contention]`
+Run: `.venv/bin/python -m bench.message_path [--users 50] [--questions 10] [--skip-contention]
+[--dispatch inline,prefect] [--prefect-db postgres,sqlite]`
 
 What it starts (and stops): an embedded Postgres, the Bot API stand-in and a stub
 OpenAI-compatible LLM (0.05 s per answer) in this process, then `grove up` as a child with
@@ -13,7 +14,9 @@ What it measures, side by side in one run:
      answer), latency p50/p95/max (question sent → answer received by the stand-in), lost,
      users whose answers came out of order, CPU-seconds per update per process (grove's
      bot, Prefect server, Postgres, worker, served flows; the stand-in + stub in this process
-     separately) and the Prefect backlog when the last answer arrived;
+     separately) and how far Prefect's record trails the answers (p50/p95/max over the runs);
+     with `--dispatch prefect` the turns run on Prefect task workers: `grove up`'s own
+     `grove work` and a second one started beside it, as on another machine;
   2. **one idle question** (p50 of 20, one user, nothing else running): the path's own latency;
   3. **contention**: 5 users ask base questions (retrieval through the real embedding model)
      while nothing else runs, then again while another user's 40-page PDF is indexed:
@@ -27,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -34,7 +38,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import psutil
 
@@ -55,6 +59,9 @@ app.add_handler(MessageHandler(filters.TEXT, echo))
 print("ready", flush=True)
 app.run_polling(timeout=1, poll_interval=0)
 """
+
+
+QUESTION = re.compile(r"вопрос (\d+) от \d+")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -111,11 +118,13 @@ def stub_llm(delay: float = 0.05):  # type: ignore[no-untyped-def]
 class Processes:
     """CPU time of grove's processes, by role."""
 
-    def __init__(self, up: psutil.Process, pg_data: Path) -> None:
-        self.up, self.pg_data = up, pg_data
+    def __init__(self, up: psutil.Process, pg_data: Path, second: psutil.Process | None = None) -> None:
+        self.up, self.pg_data, self.second = up, pg_data, second
 
     def roles(self) -> dict[str, list[psutil.Process]]:
         found: dict[str, list[psutil.Process]] = {"bot (grove up)": [self.up]}
+        if self.second is not None:
+            found["second worker"] = [self.second]
         for child in self.up.children(recursive=True):
             line = " ".join(child.cmdline())
             role = ("Prefect server" if "prefect" in line and "server" in line else
@@ -176,12 +185,13 @@ def burst(standin: Any, users: list[int], questions: int, timeout: float) -> dic
         answered += len(arrivals)
         order = []
         for at, text in arrivals:
-            question = text.split(": ", 1)[-1] if text.startswith("Ответ: ") else text
+            found = QUESTION.search(text)  # the answer repeats its question, however it is framed
+            question = found.group(0) if found else ""
             if (uid, question) in sent:
                 latencies.append(at - sent[(uid, question)])
-                order.append(int(question.split()[1]))
+                order.append(int(found.group(1)))  # type: ignore[union-attr]
             last = max(last, at)
-        if order != sorted(order):
+        if order != sorted(order) or len(order) < len(arrivals):
             out_of_order += 1
     elapsed = last - start
     return {"answered": answered, "lost": expected - answered, "out_of_order_users": out_of_order,
@@ -254,20 +264,23 @@ class GroveUp:
         return time.monotonic() - started
 
 
-def run(users_n: int, questions: int, contention: bool, prefect_dbs: list[str]) -> None:
+def run(users_n: int, questions: int, contention: bool, prefect_dbs: list[str], dispatches: list[str]) -> None:
+    from bench.cpu import describe_cpu
     from bench.support import temporary_store
 
-    report: list[str] = []
+    report: list[str] = [describe_cpu()]
+    cases = [(db, dispatch) for db in prefect_dbs for dispatch in dispatches]
     with temporary_store() as url, stub_llm() as llm:
-        for number, prefect_db in enumerate(prefect_dbs):
-            report += grove_case(url, llm.base_url, users_n, questions, prefect_db,
-                                 contention and number == len(prefect_dbs) - 1, base=10_000_000 * (number + 1))
+        for number, (prefect_db, dispatch) in enumerate(cases):
+            report += grove_case(url, llm.base_url, users_n, questions, prefect_db, dispatch,
+                                 contention and number == 0, base=10_000_000 * (number + 1))
+            print("\n".join(report), flush=True)
     report += echo_case(users_n, questions)
     print("\n".join(report))
 
 
-def grove_case(url: str, llm_url: str, users_n: int, questions: int, prefect_db: str, contention: bool,
-               base: int) -> list[str]:
+def grove_case(url: str, llm_url: str, users_n: int, questions: int, prefect_db: str, dispatch: str,
+               contention: bool, base: int) -> list[str]:
     from grove.core.settings import get_settings
     from tests.conftest import free_port
 
@@ -280,21 +293,37 @@ def grove_case(url: str, llm_url: str, users_n: int, questions: int, prefect_db:
                TELEGRAM_BOT_TOKEN="123456:TEST-TOKEN", GROVE_TELEGRAM_API_URL=standin.api_url,
                GROVE_TELEGRAM_POLL_TIMEOUT="1", GROVE_LLM_API_KEY="stub", GROVE_LLM_BASE_URL=llm_url,
                GROVE_LLM_MODEL="stub", GROVE_PLANNER="off", PYTHONUNBUFFERED="1",
-               GROVE_PREFECT_DATABASE=prefect_db, GROVE_MODELS_DIR=str(get_settings().models_dir))
+               GROVE_PREFECT_DATABASE=prefect_db, GROVE_MODELS_DIR=str(get_settings().models_dir),
+               GROVE_DISPATCH=dispatch)
     up = GroveUp(data, env)
+    second = second_worker(up) if dispatch == "prefect" else None
     try:
-        return _measure(up, url, env, standin, users_n, questions, prefect_db, contention, base)
+        return _measure(up, second, url, env, standin, users_n, questions, prefect_db, contention, base)
     finally:
+        if second is not None and second.poll() is None:
+            second.terminate()
+            second.wait(60)
         if up.process.poll() is None:
             up.process.send_signal(2)
             up.process.wait(120)
         standin.stop()
 
 
-def _measure(up: GroveUp, url: str, env: dict[str, str], standin: Any, users_n: int, questions: int,
-             prefect_db: str, contention: bool, base: int) -> list[str]:
+def second_worker(up: GroveUp) -> subprocess.Popen[str]:
+    """One more `grove work`, as on a second machine: the environment `grove up` gives its own."""
+    own = next(p for p in psutil.Process(up.process.pid).children(recursive=True)
+               if "grove.app.cli work" in " ".join(p.cmdline()))
+    process = subprocess.Popen([sys.executable, "-m", "grove.app.cli", "work"], cwd=ROOT, env=own.environ(),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(10)  # subscribed to its lanes
+    return process
+
+
+def _measure(up: GroveUp, second: subprocess.Popen[str] | None, url: str, env: dict[str, str], standin: Any,
+             users_n: int, questions: int, prefect_db: str, contention: bool, base: int) -> list[str]:
     report: list[str] = []
-    procs = Processes(psutil.Process(up.process.pid), _pg_data_dir(url))
+    procs = Processes(psutil.Process(up.process.pid), _pg_data_dir(url),
+                      psutil.Process(second.pid) if second is not None else None)
     time.sleep(15)  # let the served flows and the worker finish starting
 
     users = [base + i for i in range(users_n)]
@@ -303,12 +332,17 @@ def _measure(up: GroveUp, url: str, env: dict[str, str], standin: Any, users_n: 
     set_modes(url, [idle_user], "chat")
     idle = [ask_and_wait(standin, idle_user, f"вопрос {i} от {idle_user}") for i in range(20)]
 
+    api = f"http://127.0.0.1:{env['GROVE_PREFECT_PORT']}/api"
+    updates = users_n * questions
+    record = RecordWatch(api, updates)
     cpu0, own0 = procs.cpu(), own_cpu()
     figures = burst(standin, users, questions, timeout=1800)
     cpu1, own1 = procs.cpu(), own_cpu()
-    updates = users_n * questions
-    report.append(f"## grove, Prefect on {prefect_db}: burst of {users_n} users × {questions} questions, "
-                  "stub LLM 0.05 s")
+    dispatch = env.get("GROVE_DISPATCH", "inline")
+    where = ("turns on Prefect task workers: `grove up`'s own and one more `grove work`"
+             if dispatch == "prefect" else "turns inline in `grove up`'s worker")
+    report.append(f"## grove ({where}), Prefect on {prefect_db}: burst of {users_n} users × {questions} "
+                  "questions, stub LLM 0.05 s")
     report.append(f"- {figures['answers_per_s']:.1f} answers/s, p50 {figures['p50']:.2f} s, "
                   f"p95 {figures['p95']:.2f} s, max {figures['max']:.2f} s, lost {figures['lost']}, "
                   f"users out of order {figures['out_of_order_users']}")
@@ -320,12 +354,14 @@ def _measure(up: GroveUp, url: str, env: dict[str, str], standin: Any, users_n: 
     report.append(f"    - stand-in + stub LLM (bench process): {(own1 - own0) / updates * 1000:.1f} ms")
     total = sum(cpu1[r] - cpu0.get(r, 0.0) for r in cpu1)
     report.append(f"    - grove in all: {total / updates * 1000:.1f} ms")
-    caught_up = prefect_catch_up(f"http://127.0.0.1:{env['GROVE_PREFECT_PORT']}/api", 20 + updates)
+    lags = record.lags(answer_times(standin, users))
     cpu2 = procs.cpu()
     late = {role: cpu2[role] - cpu0.get(role, 0.0) for role in ("Prefect server", "Postgres")}
-    report.append(f"- Prefect recorded every run {caught_up:.0f} s after the last answer; CPU for the burst with "
-                  f"the catch-up: Prefect server {late['Prefect server'] / updates * 1000:.1f} ms, "
-                  f"Postgres {late['Postgres'] / updates * 1000:.1f} ms per update")
+    report.append(f"- Prefect's record behind the answers: p50 {percentile(lags, 0.5):.1f} s, "
+                  f"p95 {percentile(lags, 0.95):.1f} s, max {max(lags):.1f} s (the k-th run recorded vs the "
+                  f"k-th answer); CPU for the burst with the catch-up: Prefect server "
+                  f"{late['Prefect server'] / updates * 1000:.1f} ms, Postgres {late['Postgres'] / updates * 1000:.1f} ms "
+                  "per update")
     if contention:
         report += contention_case(url, standin, base + 20_000)
     seconds = up.stop()
@@ -333,20 +369,50 @@ def _measure(up: GroveUp, url: str, env: dict[str, str], standin: Any, users_n: 
     return report
 
 
-def prefect_catch_up(api: str, expected: int, timeout: float = 1800) -> float:
-    """Seconds until Prefect holds `expected` finished question runs (they are recorded in the background)."""
-    import httpx
+class RecordWatch:
+    """How far Prefect's record trails the answers: from the burst's start it samples how many
+    finished question runs Prefect holds, so the k-th recorded run can be set beside the k-th answer."""
 
-    started = time.monotonic()
-    body = {"flow_runs": {"name": {"like_": "text-user"}, "state": {"type": {"any_": ["COMPLETED", "FAILED"]}}}}
-    while time.monotonic() - started < timeout:
-        try:
-            if httpx.post(f"{api}/flow_runs/count", json=body, timeout=10).json() >= expected:
-                break
-        except httpx.HTTPError:
-            pass
-        time.sleep(1)
-    return time.monotonic() - started
+    BODY: ClassVar[dict[str, Any]] = {"flow_runs": {"name": {"like_": "text-user"}, "state": {"type": {"any_": ["COMPLETED", "FAILED"]}}}}
+
+    def __init__(self, api: str, expected: int, every: float = 0.5) -> None:
+        self.api, self.expected, self.every = api, expected, every
+        self.before = self._count()
+        self.samples: list[tuple[float, int]] = []
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _count(self) -> int:
+        import httpx
+
+        return int(httpx.post(f"{self.api}/flow_runs/count", json=self.BODY, timeout=10).json())
+
+    def _watch(self, timeout: float = 3600) -> None:
+        import httpx
+
+        started = time.monotonic()
+        while time.monotonic() - started < timeout:
+            try:
+                recorded = self._count() - self.before
+            except httpx.HTTPError:
+                recorded = self.samples[-1][1] if self.samples else 0
+            self.samples.append((time.monotonic(), recorded))
+            if recorded >= self.expected:
+                return
+            time.sleep(self.every)
+
+    def lags(self, answered: list[float]) -> list[float]:
+        """Per answer (in time order): seconds until Prefect held as many runs as answers by then."""
+        self._thread.join()
+        lags = []
+        for k, at in enumerate(sorted(answered), start=1):
+            seen = next((t for t, n in self.samples if n >= k), float("nan"))
+            lags.append(max(0.0, seen - at))
+        return lags
+
+
+def answer_times(standin: Any, users: list[int]) -> list[float]:
+    return [at for uid in users for at, text in standin.arrivals.get(uid, []) if not text.startswith("EDIT")]
 
 
 def _pg_data_dir(url: str) -> Path:
@@ -438,10 +504,13 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=50)
     parser.add_argument("--questions", type=int, default=10)
     parser.add_argument("--skip-contention", action="store_true")
-    parser.add_argument("--prefect-db", default="postgres,sqlite",
-                        help="where grove up's Prefect server keeps runs; several are run one after the other")
+    parser.add_argument("--prefect-db", default="postgres",
+                        help="where grove up's Prefect server keeps runs (postgres, sqlite); several are run in turn")
+    parser.add_argument("--dispatch", default="inline,prefect",
+                        help="GROVE_DISPATCH cases: inline (grove up's worker) and prefect (task workers: "
+                             "grove up's own and a second `grove work`); several are run in turn")
     args = parser.parse_args()
-    run(args.users, args.questions, not args.skip_contention, args.prefect_db.split(","))
+    run(args.users, args.questions, not args.skip_contention, args.prefect_db.split(","), args.dispatch.split(","))
 
 
 if __name__ == "__main__":

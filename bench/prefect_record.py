@@ -1,6 +1,6 @@
 """What it costs Prefect's server to record a turn, by the way it is written.
 
-Run: `.venv/bin/python -m bench.prefect_record [--runs 200] [--ways reporter,flow1,...] [--services default,lean]`
+Run: `.venv/bin/python -m bench.prefect_record [--runs 200] [--ways reporter,flow1,...] [--services default,lean,quiet]`
 
 A fresh embedded Postgres and a Prefect server on it (as `grove up` starts them); then, for
 each way of writing, `--runs` finished turns of the shape a stub-LLM turn has (eight stages
@@ -21,7 +21,8 @@ divided by the runs. The ways:
 
 `--services lean` starts the server with the services grove does not use switched off
 (automations' triggers and actions, the scheduler, late runs, the foreman, cancellation
-cleanup, pause expirations, the repossessor, telemetry).
+cleanup, pause expirations, the repossessor, telemetry); `--services quiet` also the event
+persister (the Events feed; runs, task runs, logs and artifacts stay).
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ STAGES = [("load-history", 0.002), ("route", 0.001), ("embed-query", 0.1), ("ret
 LEAN = {f"PREFECT_SERVER_SERVICES_{name}_ENABLED": "false" for name in (
     "TRIGGERS", "SCHEDULER", "LATE_RUNS", "FOREMAN", "CANCELLATION_CLEANUP", "PAUSE_EXPIRATIONS",
     "REPOSSESSOR", "TELEMETRY")}
+# And the event feed: every state change and every task-run event also stored as an event row.
+QUIET = {**LEAN, "PREFECT_SERVER_SERVICES_EVENT_PERSISTER_ENABLED": "false"}
+SERVICES = {"default": {}, "lean": LEAN, "quiet": QUIET}
 
 
 def cpu_of(processes: list[psutil.Process]) -> float:
@@ -235,8 +239,7 @@ def measure(services: str, ways: list[str], runs: int, profile: str | None = Non
     url = pg.start()
     settings = configure(database_url=url, prefect_database="postgres")
     saved = dict(os.environ)
-    if services == "lean":
-        os.environ.update(LEAN)
+    os.environ.update(SERVICES[services])
     server = PrefectServer(home=work / "prefect", port=free_port(), database_url=prefect_database(settings, True))
     api = server.start()
     os.environ.clear()
