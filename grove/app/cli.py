@@ -135,12 +135,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+PERSON_FACING = {"_cmd_console", "_cmd_ask", "_cmd_ingest"}  # a person reads their output, not an operator
+
+
+def _log_handler(args: argparse.Namespace) -> logging.Handler:
+    """Where log lines go. A person at the local console (`grove up` without a bot token,
+    `grove console`, `ask`, `ingest`) reads grove's own sentences, never log lines: those go to
+    `<data>/logs/grove.log`. A service (`grove up` with the bot, `serve`, `work`) logs to stderr,
+    where its operator or service manager collects it; `--verbose` always does."""
+    name = getattr(args.func, "__name__", "")
+    console = name in PERSON_FACING or (name == "_cmd_up" and (args.console or not get_settings().bot_token))
+    if args.verbose or not console:
+        return logging.StreamHandler()
+    folder = get_settings().data_dir / "logs"
+    folder.mkdir(parents=True, exist_ok=True)
+    return logging.FileHandler(folder / "grove.log", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     # grove's own start-up lines are not flow-run logs: Prefect must not warn about them to the user.
     os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
     args = build_parser().parse_args(argv)
     level = logging.DEBUG if args.verbose else logging.WARNING
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                        handlers=[_log_handler(args)])
     # Prefect prints run logs with its own handler; the root handler must not repeat them.
     for handler in logging.getLogger().handlers:
         handler.setLevel(level)
