@@ -9,7 +9,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from nodes.telegram.stream import MORE, Draft, RetryLater, _sink, beneath, current_sink, streaming
+from nodes.telegram import stream
+from nodes.telegram.stream import MORE, Draft, DraftsRefused, RetryLater, _sink, beneath, current_sink, streaming
 from nodes.telegram.reply import TELEGRAM_TEXT_LIMIT
 from tests.support.bot import choose_chat, new_bot, running
 from tests.support.scripted_llm import ScriptedLLM, text, trickle, varied_answer
@@ -39,6 +40,17 @@ class Api:
 
     def delete(self, chat_id: int, message_id: int) -> None:
         self._record("delete", str(message_id))
+
+    def draft(self, chat_id: int, draft_id: int, text: str) -> None:
+        assert draft_id > 0
+        self._record("draft", text)
+
+
+class OldServer(Api):
+    """A Bot API server before 9.3: no sendMessageDraft."""
+
+    def draft(self, chat_id: int, draft_id: int, text: str) -> None:
+        raise DraftsRefused("Not Found")
 
 
 class Clock:
@@ -183,8 +195,67 @@ def test_the_view_of_a_long_answer_fits_one_message() -> None:
     assert len(api.calls[0][1]) <= TELEGRAM_TEXT_LIMIT
 
 
-def test_a_failed_turn_deletes_its_draft(env) -> None:  # type: ignore[no-untyped-def]
+@pytest.fixture(autouse=True)
+def drafts_accepted() -> None:
+    """Each test starts with a server not yet known to refuse drafts (the module remembers)."""
+    stream._drafts_refused.clear()
+
+
+def test_a_private_chat_streams_into_telegrams_own_draft() -> None:
+    api, clock = Api(), Clock()
+    draft = Draft(1, api, interval=1.5, first_chars=40, clock=clock, draft_id=5)
+    draft.start()
+    grow(draft, clock, 0.5)
+    assert api.calls[0] == ("draft", "")  # the "Thinking…" placeholder at once
+    assert {kind for kind, _ in api.calls} == {"draft"}  # no message sent, none edited
+    texts = [t.removesuffix(MORE) for _, t in api.calls[1:]]
+    assert texts[0] == WORDS[0]  # the first words at once: the placeholder is already up
+    assert all(later.startswith(earlier) for earlier, later in zip(texts, texts[1:]))
+    assert len(api.calls) - 1 <= 1 + 6 / 1.5  # the same pace as edits
+    assert draft.message_id is None  # the final answer is a new message
+
+
+def test_a_quiet_model_keeps_the_native_draft_alive() -> None:
+    """Telegram keeps a draft 30 s: while the model reads a long prompt it is shown again."""
+    later = Later()
+    api = Api()
+    draft = Draft(1, api, first_chars=1, schedule=later, draft_id=5)
+    draft.show("Ближайшие фрагменты")
+    assert [delay for delay, _ in later.due] == [stream.DRAFT_REFRESH]
+    later.fire()
+    assert api.calls == [("draft", "Ближайшие фрагменты" + MORE)] * 2  # shown again, unchanged
+    assert [delay for delay, _ in later.due] == [stream.DRAFT_REFRESH]  # and again, while silent
+    cancelled = later.cancelled
+    draft.close()
+    assert later.cancelled == cancelled + 1  # nothing is shown after the answer
+
+
+def test_a_server_without_drafts_gets_a_message_edited_and_is_remembered(env) -> None:  # type: ignore[no-untyped-def]
     env(GROVE_STREAM_FIRST_CHARS="5")
+    api = OldServer()
+    with streaming("telegram", 1, api) as draft:
+        assert draft is not None and draft.draft_id is None  # refused at the placeholder
+        draft.show("Малину весной")
+    assert [kind for kind, _ in api.calls] == ["send"]
+    assert stream._drafts_refused.is_set()
+    plain = Api()
+    with streaming("telegram", 2, plain) as draft:  # the next turn does not ask again
+        assert draft is not None and draft.draft_id is None
+        draft.show("Малину весной")
+    assert [kind for kind, _ in plain.calls] == ["send"]
+
+
+def test_groups_never_get_native_drafts(env) -> None:  # type: ignore[no-untyped-def]
+    env(GROVE_STREAM_FIRST_CHARS="5")
+    api = Api()
+    with streaming("telegram", -100123, api) as draft:
+        assert draft is not None and draft.draft_id is None
+        draft.show("Малину весной")
+    assert [kind for kind, _ in api.calls] == ["send"]
+
+
+def test_a_failed_turn_deletes_its_draft(env) -> None:  # type: ignore[no-untyped-def]
+    env(GROVE_STREAM_FIRST_CHARS="5", GROVE_STREAM_DRAFTS="false")
     api = Api()
     with pytest.raises(RuntimeError), streaming("telegram", 1, api) as draft:
         assert draft is not None
@@ -208,7 +279,8 @@ def test_nothing_is_streamed_to_the_console_or_when_turned_off(env) -> None:  # 
 def local(env):  # type: ignore[no-untyped-def]
     with ScriptedLLM() as server:
         env(GROVE_LOCAL_LLM_URL=server.base_url, GROVE_LLM_RETRIES="0", GROVE_STREAM_EDIT_INTERVAL="0.3",
-            GROVE_LOCAL_ANSWER_QUOTE="false", GROVE_LOCAL_ANSWER_MAX_CHARS="20000")
+            GROVE_LOCAL_ANSWER_QUOTE="false", GROVE_LOCAL_ANSWER_MAX_CHARS="20000",
+            GROVE_STREAM_DRAFTS="false")  # the edited message (groups, older servers); drafts below
         yield server
 
 
@@ -247,6 +319,52 @@ async def test_a_streamed_answer_is_edited_in_order_and_ends_as_the_stored_answe
     assert len(standin.bot_messages(user_id)) == 3  # the answer replaced the draft, no second message
     assert final == stored_answer(store, user_id)
     assert final.split() == answer.split()
+
+
+ANSWER = ("Малину весной подкармливают азотом: пятнадцать граммов мочевины на квадратный метр. "
+          "Летом ей нужен калий и фосфор, а азот после июля не вносят, чтобы побеги успели вызреть.")
+
+
+@pytest.mark.asyncio
+async def test_a_private_answer_streams_as_telegrams_own_draft_and_is_sent_once(
+    standin: TelegramStandin, local: ScriptedLLM, store: str, user_id: int, env  # type: ignore[no-untyped-def]
+) -> None:
+    env(GROVE_STREAM_DRAFTS="true")
+    local.script(trickle(0.05, text(ANSWER)))
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        standin.send_text(user_id, "Чем подкормить малину весной?")
+        messages = await standin.wait_for_bot_messages_async(user_id, 3, timeout=120)
+    drafts = standin.drafts(user_id)
+    assert drafts[0]["text"] == ""  # Telegram's "Thinking…" placeholder before anything else
+    assert len({d["draft_id"] for d in drafts}) == 1  # one draft, animated by the client
+    views = [d["text"] for d in drafts[1:]]
+    assert views and all(v.endswith(MORE) for v in views)
+    cores = [v.removesuffix(MORE) for v in views]
+    assert all(later.startswith(earlier) for earlier, later in zip(cores, cores[1:]))  # in order
+    assert standin.calls("editMessageText") == []  # no message was edited …
+    [sent] = [c for c in standin.calls("sendMessage") if c["params"]["text"] == messages[2]["text"]]
+    assert drafts[-1]["time"] <= sent["time"]  # … and the answer came once, after its draft
+    assert messages[2]["text"] == stored_answer(store, user_id)
+    assert messages[2]["text"].split() == ANSWER.split()
+
+
+@pytest.mark.asyncio
+async def test_an_older_bot_api_server_gets_the_edited_message(
+    standin: TelegramStandin, local: ScriptedLLM, store: str, user_id: int, env  # type: ignore[no-untyped-def]
+) -> None:
+    env(GROVE_STREAM_DRAFTS="true")
+    standin.refuse_drafts = True
+    local.script(trickle(0.05, text(ANSWER)))
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        standin.send_text(user_id, "Чем подкормить малину весной?")
+        messages = await standin.wait_for_bot_messages_async(user_id, 3, timeout=120)
+        final = await _settled(standin, user_id, messages[2]["message_id"])
+    assert standin.drafts(user_id) == []
+    assert edits_of(standin, messages[2]["message_id"])  # streamed by edits instead
+    assert len(standin.bot_messages(user_id)) == 3
+    assert final == stored_answer(store, user_id)
 
 
 FACTS = ["Ремонтантную малину весной подкармливают азотом: 15 г мочевины на квадратный метр.",

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
-from telegram.error import BadRequest, Conflict, EndPointNotFound, NetworkError, RetryAfter
+from telegram.error import BadRequest, Conflict, EndPointNotFound, InvalidToken, NetworkError, RetryAfter
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -257,6 +257,23 @@ async def test_unknown_method_is_a_404_that_ptb_raises(standin: TelegramStandin)
         response = await client.post(f"{standin.api_url}/bot{TOKEN}/sendTelepathy", data={"chat_id": "1"})
     assert response.status_code == 404
     assert response.json() == {"ok": False, "error_code": 404, "description": "Not Found: method not found"}
+
+
+@pytest.mark.asyncio
+async def test_message_drafts_stream_in_private_chats_only(standin: TelegramStandin) -> None:
+    app = build_app(standin)
+    async with app:
+        assert await app.bot.send_message_draft(ALICE, draft_id=7) is True  # the "Thinking…" placeholder
+        assert await app.bot.send_message_draft(ALICE, draft_id=7, text="Малину весной …") is True
+        with pytest.raises(BadRequest, match="only to private chats"):
+            await app.bot.send_message_draft(-100123, draft_id=7, text="в группу")
+        with pytest.raises(BadRequest, match="non-zero"):
+            await app.bot.send_message_draft(ALICE, draft_id=0, text="без номера")
+        standin.refuse_drafts = True  # a server before Bot API 9.3
+        with pytest.raises((EndPointNotFound, InvalidToken)):
+            await app.bot.send_message_draft(ALICE, draft_id=7, text="старый сервер")
+    assert [(d["draft_id"], d["text"]) for d in standin.drafts(ALICE)] == [(7, ""), (7, "Малину весной …")]
+    assert standin.bot_messages(ALICE) == []  # a draft is no message
 
 
 @pytest.mark.asyncio

@@ -83,6 +83,12 @@ class AnsweringSettings(BaseModel):
         default=True,
         description="Show the local model's answer in Telegram while it is written (one message, edited).",
     )
+    stream_drafts: bool = Field(
+        default=True,
+        description=("In private chats, stream through Telegram's own animated drafts (sendMessageDraft, "
+                     "Bot API 9.3+), the final answer sent once; off, or where the server refuses drafts, "
+                     "and in groups: one message, edited."),
+    )
     stream_edit_interval: float = Field(
         default=1.5, description="Seconds between edits of a streamed answer (groups: at least 3)."
     )

@@ -1,4 +1,4 @@
-"""An answer shown while the local model writes it: one Telegram message, edited at a steady pace.
+"""An answer shown while the local model writes it: Telegram's own draft, or one message edited.
 
 Why: on 2 cores the local model writes about 20 tokens a second, so a 150-word answer takes
 half a minute; with only "typing…" to look at, users think the bot hangs. While a turn runs
@@ -10,7 +10,13 @@ too soon is shown when the pace allows, even if the model says nothing more mean
 answer's opening stays on screen whole while the rest of the prompt is read). The draft
 is plain text with a trailing «…»: the model's Markdown is only converted once it is whole.
 
-The turn's answer then *replaces* the draft: its first piece edits the draft message (with the
+In a private chat the draft is Telegram's own (`sendMessageDraft`, Bot API 9.3+): an empty one at
+once — the client's "Thinking…" placeholder — then the passages and the model's words, animated
+by the client, shown again every `DRAFT_REFRESH` seconds while the model is silent (Telegram keeps
+a draft for 30 s). Nothing is stored in the chat until the answer is sent as one new message. A
+server that refuses the method is remembered for the process; groups always use a message.
+
+With a message as the draft, the turn's answer then *replaces* it: its first piece edits the draft message (with the
 source block, formatting and buttons), further pieces of a long answer follow as new messages
 (`nodes.telegram.reply.deliver_row`). The answer itself still goes through the outbox, so what
 the user finally reads is exactly what was stored, delivered once; the draft is only a view.
@@ -21,6 +27,7 @@ draft as it was; the turn runs again from the inbox and answers in a new message
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -34,10 +41,14 @@ from grove.core.settings import get_settings
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Draft", "DraftApi", "after", "beneath", "current_sink", "paused", "streaming"]
+__all__ = ["Draft", "DraftApi", "DraftsRefused", "after", "beneath", "current_sink", "paused", "streaming"]
 
 MORE = " …"
 GROUP_INTERVAL = 3.0  # seconds between edits in a group: Telegram allows 20 messages a minute there
+# A native draft is a preview Telegram keeps for 30 s: shown again before that while the model
+# is silent (reading a long prompt), or it vanishes.
+DRAFT_REFRESH = 20.0
+_drafts_refused = threading.Event()  # the server refused sendMessageDraft once: edits from then on
 
 
 class DraftApi(Protocol):
@@ -48,6 +59,14 @@ class DraftApi(Protocol):
     def edit(self, chat_id: int, message_id: int, text: str) -> None: ...
 
     def delete(self, chat_id: int, message_id: int) -> None: ...
+
+    def draft(self, chat_id: int, draft_id: int, text: str) -> None:
+        """`sendMessageDraft`; raises `DraftsRefused` where the server has no such method."""
+        ...
+
+
+class DraftsRefused(Exception):
+    """The Bot API server does not stream drafts (one older than Bot API 9.3)."""
 
 
 class RetryLater(Exception):
@@ -84,8 +103,10 @@ class Draft:
     first_chars: int = 40
     clock: Callable[[], float] = time.monotonic
     schedule: Schedule | None = None
+    draft_id: int | None = None  # set: Telegram's own animated draft (`sendMessageDraft`), no message
     message_id: int | None = None
     shown: str = ""
+    _refresh: Cancel | None = None
     _not_before: float = 0.0
     _broken: bool = False
     _closed: bool = False
@@ -95,10 +116,59 @@ class Draft:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _held: threading.Lock = field(default_factory=threading.Lock)  # guards `_waiting` and `_cancel`
 
+    def start(self) -> None:
+        """A native draft shows Telegram's "Thinking…" placeholder at once (an empty draft)."""
+        if self.draft_id is None:
+            return
+        with self._lock:
+            self._put("")
+
+    def _put(self, view: str) -> None:
+        """The view into the chat (the lock held): the native draft, or the message sent or edited;
+        a server without drafts is remembered and this draft goes on as a message."""
+        if self.draft_id is not None:
+            try:
+                self.api.draft(self.chat_id, self.draft_id, view)
+                self._keep_alive()
+                return
+            except DraftsRefused as exc:
+                log.info("drafts refused by the Bot API server (%s): streaming by edits", exc)
+                _drafts_refused.set()
+                self.draft_id = None
+                if not view:
+                    return
+        if self.message_id is None:
+            self.message_id = self.api.send(self.chat_id, view)
+        else:
+            self.api.edit(self.chat_id, self.message_id, view)
+
+    def _keep_alive(self) -> None:
+        """Show the native draft again before Telegram lets it lapse, unless newer text comes."""
+        if self.schedule is None:
+            return
+        with self._held:
+            if self._refresh is not None:
+                self._refresh()
+            self._refresh = None if self._closed else self.schedule(DRAFT_REFRESH, self._show_again)
+
+    def _show_again(self) -> None:
+        with self._held:
+            self._refresh = None
+        if not self._lock.acquire(blocking=False):
+            return  # a call is in flight: it keeps the draft alive itself
+        try:
+            if not self._closed and not self._broken and self.draft_id is not None:
+                self._put(self.shown)
+        except Exception as exc:  # noqa: BLE001 - a view must never break the answer
+            log.info("draft of chat %s not refreshed: %s", self.chat_id, exc)
+        finally:
+            self._lock.release()
+
     def show(self, text: str) -> None:
         """The whole answer so far: sent or edited in when the pace allows, else held for later."""
         text = text.strip()
-        if self._closed or self._broken or not text or (len(text) < self.first_chars and self.message_id is None):
+        unseen = self.message_id is None and self.draft_id is None
+        if self._closed or self._broken or not text or (len(text) < self.first_chars and unseen):
             return
         with self._held:
             self._calls += 1
@@ -115,10 +185,7 @@ class Draft:
             if view == self.shown:
                 return
             try:
-                if self.message_id is None:
-                    self.message_id = self.api.send(self.chat_id, view)
-                else:
-                    self.api.edit(self.chat_id, self.message_id, view)
+                self._put(view)
             except RetryLater as exc:
                 self._not_before = now + exc.seconds
                 log.info("draft of chat %s: Telegram asks to wait %.0f s", self.chat_id, exc.seconds)
@@ -155,9 +222,10 @@ class Draft:
         """The turn's own reply comes next: nothing held back may overwrite it."""
         with self._lock, self._held:
             self._closed = True
-            if self._cancel is not None:
-                self._cancel()
-                self._cancel = None
+            for cancel in (self._cancel, self._refresh):
+                if cancel is not None:
+                    cancel()
+            self._cancel = self._refresh = None
 
     def discard(self) -> None:
         """The turn failed: the half-written answer goes away (best effort)."""
@@ -253,6 +321,14 @@ class _TelegramApi:
     def delete(self, chat_id: int, message_id: int) -> None:
         self._call(lambda b: b.delete_message(chat_id=chat_id, message_id=message_id))
 
+    def draft(self, chat_id: int, draft_id: int, text: str) -> None:
+        from telegram.error import BadRequest, EndPointNotFound, InvalidToken
+
+        try:  # PTB reports a 404 from a method as InvalidToken, 22.x as EndPointNotFound
+            self._call(lambda b: b.send_message_draft(chat_id=chat_id, draft_id=draft_id, text=text))
+        except (EndPointNotFound, InvalidToken, BadRequest) as exc:
+            raise DraftsRefused(str(exc)) from exc
+
 
 @contextmanager
 def streaming(origin: Origin, chat_id: int, api: DraftApi | None = None) -> Iterator[Draft | None]:
@@ -266,8 +342,13 @@ def streaming(origin: Origin, chat_id: int, api: DraftApi | None = None) -> Iter
         yield None
         return
     interval = settings.stream_edit_interval if chat_id > 0 else max(settings.stream_edit_interval, GROUP_INTERVAL)
+    native = settings.stream_drafts and chat_id > 0 and not _drafts_refused.is_set()  # private chats only
     draft = Draft(chat_id, api or _TelegramApi(), interval=interval, first_chars=settings.stream_first_chars,
-                  schedule=in_a_thread)
+                  schedule=in_a_thread, draft_id=secrets.randbelow(2**31 - 1) + 1 if native else None)
+    try:
+        draft.start()
+    except Exception as exc:  # noqa: BLE001 - the placeholder is a view: the turn goes on without it
+        log.info("draft placeholder of chat %s not shown: %s", chat_id, exc)
     token = _sink.set(draft.show)
     try:
         yield draft

@@ -170,6 +170,8 @@ class TelegramStandin:
         }
         self.max_download_size = max_download_size
         self.validate_markup = validate_markup
+        # An older Bot API server (before 9.3) has no sendMessageDraft: set True to be one.
+        self.refuse_drafts = False
         # Like a local Bot API server started with --local: getFile answers with an absolute path
         # to the file on its disk and has no download limit (set a folder to switch it on).
         self.local_dir: Path | None = None
@@ -213,6 +215,7 @@ class TelegramStandin:
             "getMyCommands": self._get_my_commands,
             "deleteMyCommands": self._delete_my_commands,
             "sendMessage": self._send_message,
+            "sendMessageDraft": self._send_message_draft,
             "editMessageText": self._edit_message_text,
             "editMessageReplyMarkup": self._edit_message_reply_markup,
             "deleteMessage": self._delete_message,
@@ -682,6 +685,30 @@ class TelegramStandin:
         stored = self._add_message(chat_id, dict(self.bot_user), body, from_bot=True)
         stored.parse_mode, stored.markup = parse_mode, markup
         return stored.wire
+
+    def _send_message_draft(self, params: JSONDict, uploads: dict[str, _Upload]) -> bool:
+        """Bot API 9.3+: a partial message shown as an animated draft in a private chat (an empty
+        text: the "Thinking…" placeholder); nothing is stored in the chat. See `drafts`."""
+        if self.refuse_drafts:  # what a server answers for a method it does not know
+            raise TelegramApiError(404, "Not Found: method not found")
+        chat_id = _chat_id(params)
+        if chat_id < 0:
+            raise _bad_request("message drafts can be sent only to private chats")
+        draft_id = _int_param(params, "draft_id")
+        if draft_id == 0:
+            raise _bad_request("draft_id must be non-zero")
+        text = params.get("text")
+        if text is not None and not isinstance(text, str):
+            raise _bad_request("wrong text specified")
+        if text:
+            self._check_text(text, params.get("parse_mode"), MAX_TEXT_LENGTH, "message text")
+        return True
+
+    def drafts(self, chat_id: int) -> list[JSONDict]:
+        """The drafts accepted for a chat, oldest first: ``draft_id``, ``text`` and ``time``."""
+        return [{"draft_id": c["params"]["draft_id"], "text": c["params"].get("text") or "", "time": c["time"]}
+                for c in self.calls("sendMessageDraft")
+                if c["response"].get("ok") and int(c["params"]["chat_id"]) == chat_id]
 
     def _edit_message_text(self, params: JSONDict, uploads: dict[str, _Upload]) -> JSONDict:
         stored = self._editable(params, "message to edit not found")
