@@ -70,3 +70,26 @@ def test_a_piece_cut_inside_the_passages_still_parses() -> None:
     for piece in (ANSWER_WITH_PASSAGES[:120], ANSWER_WITH_PASSAGES[120:]):
         error, _ = _parse_markup(markdown_html(piece), "HTML")
         assert error is None, piece
+
+
+ANSWER_WITH_SOURCES = ANSWER_WITH_PASSAGES + """
+
+Информация взята из:
+• STEAD3: руководство, стр. 12 — Главный файл
+• STEAD3: руководство, стр. 40 — Совместимость <2.0"""
+
+
+def test_the_source_list_folds_under_its_header() -> None:
+    converted = markdown_html(ANSWER_WITH_SOURCES)
+    assert converted.count("<blockquote expandable>") == 2  # the passages, then the sources
+    head, folded = converted.rsplit("Информация взята из:\n", 1)
+    assert folded == ("<blockquote expandable>• STEAD3: руководство, стр. 12 — Главный файл\n"
+                      "• STEAD3: руководство, стр. 40 — Совместимость &lt;2.0</blockquote>")
+    error, visible = _parse_markup(converted, "HTML")
+    assert error is None and visible.endswith("стр. 40 — Совместимость <2.0")
+    assert plain(ANSWER_WITH_SOURCES).endswith("• STEAD3: руководство, стр. 40 — Совместимость <2.0")
+
+
+def test_text_after_the_source_list_is_not_folded() -> None:
+    converted = markdown_html("Ответ.\n\nИнформация взята из:\n• Документ, стр. 1\n\nЕщё **слово**.")
+    assert converted.endswith("<blockquote expandable>• Документ, стр. 1</blockquote>\n\nЕщё <b>слово</b>.")

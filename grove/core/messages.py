@@ -24,6 +24,10 @@ def parse_command(text: str) -> tuple[str | None, str]:
     return (head.split("@", 1)[0].lower() or None), args.strip()
 
 
+# Heads the source block under an answer; Telegram shows the list under it folded.
+SOURCES_HEADER = "Информация взята из:"
+
+
 class Button(BaseModel):
     label: str
     data: str

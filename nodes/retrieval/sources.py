@@ -12,6 +12,8 @@ import re
 from collections.abc import Sequence
 from typing import Protocol, Self
 
+from grove.core.messages import SOURCES_HEADER
+
 
 class Citable(Protocol):
     """A retrieved piece an answer can stand on — a chat fragment, a consultation snippet, a plan
@@ -51,7 +53,7 @@ def document_label(kind: str, identifier: str | None, *, title: str | None = Non
     return label
 
 
-HEADER = "Информация взята из:"
+HEADER = SOURCES_HEADER
 _MODEL_SOURCES = re.compile(r"\n*\s*(Информация взята из|Источники?)\s*:.*\Z", re.IGNORECASE | re.DOTALL)
 
 

@@ -6,8 +6,9 @@ MarkdownV2 needs every `.`, `-`, `(` … escaped and rejects a message for one s
 character, so answers go as HTML, which needs only `<`, `>` and `&` escaped: the Markdown
 constructs become `<b>`, `<i>`, `<s>`, `<code>`, `<pre>`, `<a href>`, headings bold lines,
 list markers bullets, and everything else is escaped text. Lines opening with `>` — the passages
-grove quotes under an answer — become one folded `<blockquote expandable>`: the answer's own words
-stay on screen, the document's words are a tap away.
+grove quotes under an answer — become one folded `<blockquote expandable>`, and so does the source
+list under its header: the answer's own words stay on screen, the document's words and the list of
+where they come from are a tap away.
 
 A message Telegram still refuses is re-sent as plain text (`plain`), never lost.
 """
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import html
 import re
+
+from grove.core.messages import SOURCES_HEADER
 
 _FENCE = re.compile(r"^\s*```")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
@@ -28,6 +31,7 @@ _ITALIC = (re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])")
 _STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
 _TAG = re.compile(r"<(/?)(b|i|s|code|a)\b[^>]*>")
 _QUOTED = re.compile(r"^\s{0,3}>\s?(.*)$")
+FOLDED_LISTS = (SOURCES_HEADER,)  # a header line whose lines below (to a blank line) fold
 
 
 def _nested(converted: str) -> bool:
@@ -64,7 +68,12 @@ def markdown_html(text: str) -> str:
     out: list[str] = []
     code: list[str] | None = None
     quoted: list[str] = []
+    listing = False  # inside a folded list (the source block), until a blank line
     for line in text.split("\n"):
+        if listing and line.strip():
+            quoted.append(line.strip())
+            continue
+        listing = False
         inside = _QUOTED.match(line) if code is None else None
         if quoted and inside is None:
             out.append(_folded(quoted))
@@ -82,7 +91,10 @@ def markdown_html(text: str) -> str:
         if code is not None:
             code.append(line)
             continue
-        if heading := _HEADING.match(line):
+        if line.strip() in FOLDED_LISTS:
+            out.append(_inline(line))
+            listing = True
+        elif heading := _HEADING.match(line):
             out.append(f"<b>{_inline(heading.group(1))}</b>")
         elif bullet := _BULLET.match(line):
             out.append(f"{bullet.group(1)}• {_inline(bullet.group(2))}")
