@@ -7,7 +7,9 @@ unfinished last sentence of a draft cut by the token limit.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -32,6 +34,7 @@ RASPBERRY = [
     "Осенью побеги ремонтантной малины срезают под корень, а летнюю малину обрезают после плодоношения.",
 ]
 SPRING = "Чем подкормить малину весной?"
+FIXTURES = Path(__file__).parent / "fixtures"
 GOOD = "Весной малину подкармливают азотом: 15 г мочевины на квадратный метр [1]."
 
 
@@ -134,6 +137,25 @@ def test_a_refusal_over_a_fragment_that_answers_is_refused() -> None:
     refusal = "В ваших документах об этом не сказано."
     assert failed(refusal) == ["refused"]
     assert failed(refusal, fragments=[]) == []  # nothing shown: the refusal may well be true
+
+
+def gimp_refusal(question_id: str) -> dict:  # type: ignore[type-arg]
+    """A question of the GIMP sets with the four fragments the production search returned for it."""
+    cases = json.loads((FIXTURES / "gimp-refusals-ru.json").read_text(encoding="utf-8"))["questions"]
+    return next(c for c in cases if c["id"] == question_id)
+
+
+def test_a_refusal_over_the_manuals_answering_sentence_is_refused() -> None:
+    # «Динамики создаются для использования с графическими планшетами, но некоторые доступны и для
+    # мыши» holds 0.44 of the question's weighted terms: the refusal stood at 0.5.
+    case = gimp_refusal("B024")
+    assert failed("В ваших документах об этом не сказано.", case["question"], case["fragments"]) == ["refused"]
+
+
+def test_a_refusal_of_a_question_the_manual_does_not_answer_stands() -> None:
+    case = gimp_refusal("GU15")  # a drop shadow: the manual's nearest sentences are about other things
+    assert not case["answerable"]
+    assert failed("В ваших документах об этом не сказано.", case["question"], case["fragments"]) == []
 
 
 # The reply issue 37 read over a question about a game engine's manual, and answers that speak of

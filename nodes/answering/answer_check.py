@@ -134,7 +134,11 @@ def _echo(draft: Draft) -> bool:
 _REFUSAL = re.compile(r"(?:об этом|этого|ответа)\s+(?:не\s+сказано|нет)|не\s+(?:нашёл|нашел|найден)|"
                       r"нет\s+(?:информации|сведений|данных)", re.IGNORECASE)
 # A refusal is overruled only when a fragment sentence holds this weighted share of the question's terms.
-REFUSAL_OVERRULE_COVERAGE = 0.5
+# 0.4: above nine in ten of the questions the development sets' documents do not answer (their best
+# shown sentence holds 0.00–0.47, p90 0.38: bench/answerability.py, `sentence`, texlive-dev and
+# gimp-dev), while the answerable ones passing it went from 45 of 120 at 0.5 to 69 — and the small
+# model refused over the answering passage in 13 of 60 answers (issue 37).
+REFUSAL_OVERRULE_COVERAGE = 0.4
 
 
 def is_refusal(text: str) -> bool:
