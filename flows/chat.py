@@ -39,7 +39,8 @@ from nodes.answering.answer_prompt import TEMPLATE, AnswerContext, Style, parts,
 from nodes.store.chat_history import (NO_ANSWER_MARK, ChatMessage, Unanswered, answer_unanswered,
                                       is_retry_request, load_history, store_pair, unanswered_turn)
 from nodes.store.dialogue_metrics import record_turn, report_turn
-from nodes.answering.llm import Decoding, LLMError, LLMReply, answer_decoding, current_endpoint, llm_task
+from nodes.answering.llm import (Decoding, LLMDeadlineExceeded, LLMError, LLMReply, answer_decoding,
+                                 current_endpoint, llm_task)
 from nodes.answering.opening import opened
 from nodes.retrieval.retrieve import Fragment
 from nodes.retrieval.search_gate import GateDecision, decide, has_documents, model_query, search_query
@@ -48,7 +49,7 @@ from nodes.answering.context_window import newest_pairs_within, prompt_room, req
 from nodes.answering.plan import PlanError
 from nodes.answering.quote import NEAREST_ONLY, Quote, folded, passages_text, select_quote, with_quote
 from nodes.retrieval.base_vocabulary import unknown_things
-from nodes.telegram.stream import beneath, current_sink
+from nodes.telegram.stream import beneath, current_sink, watched
 from nodes.answering.plan_generator import generate_plan
 from nodes.answering.query_analyzer import analyze_query, marker_kind
 from nodes.answering.token_budget import count_tokens
@@ -59,6 +60,7 @@ log = logging.getLogger(__name__)
 TOOL_NAME = "rag-db-query"
 # Above a model's general answer to a question the user's documents are far from: it is not from them.
 GENERAL_LEAD = "В ваших документах этого нет. Отвечаю из общих знаний, без проверки по документам:"
+ANSWER_CUT = "⏱ Модель не успела дописать ответ за отведённое время — вот что я успел найти и показать."
 APOLOGY = ("Извините, сейчас я не могу ответить: сервис ответов недоступен. Ваш вопрос сохранён — "
            "повторите его чуть позже или напишите «ещё раз».")
 
@@ -99,12 +101,14 @@ class _Draft(BaseModel):
     gate: GateDecision | None = None
     policy: TurnPolicy | None = Field(default=None, description="the turn's policy as the draft left it "
                                       "(a regenerated repeat adds its signal and guard)")
-    nearest: CheckedAnswer | None = Field(default=None, description="the nearest passages, shown instead of "
-                                          "a model answer (the gate's near band)")
+    nearest: CheckedAnswer | None = Field(default=None, description="shown instead of a checked model answer: "
+                                          "the gate's nearest passages, or what was on screen at the deadline")
     opened: bool = Field(default=False, description="asked in two parts: the first words from the best passage "
                                                     "(nodes/answering/opening.py)")
     reasked: bool = Field(default=False, description="a refusal asked again from the answering passages, "
                                                      "which answered (`reasked`)")
+    cut: bool = Field(default=False, description="the turn's deadline passed while the passages or the model's "
+                                                 "first words were on screen: the reply is what was shown")
 
 
 def system_prompt(policy: TurnPolicy) -> str:
@@ -241,15 +245,34 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
     messages, shown = local_messages(question, history, policy, fragments, extra)
     quotes = [q for q in quotes if q.fragment <= len(shown)]
     opening = opening and bool(quotes)
-    with beneath(passages_text(quotes) if quotes else ""):  # shown while the model reads and writes
-        if opening:
-            reply, policy = opened_draft(ask, messages, policy, shown, quotes)
-        else:
-            reply, policy = pipeline.draft(ask, messages, policy, lambda p: local_system_prompt(p, shown),
-                                           decoding=local_decoding(bool(shown)))
-        again = reasked(ask, question, messages, policy, shown, reply) if settings.local_answer_reask else None
+    try:
+        with beneath(passages_text(quotes) if quotes else ""), watched() as screen:  # shown while the model works
+            if opening:
+                reply, policy = opened_draft(ask, messages, policy, shown, quotes)
+            else:
+                reply, policy = pipeline.draft(ask, messages, policy, lambda p: local_system_prompt(p, shown),
+                                               decoding=local_decoding(bool(shown)))
+            again = reasked(ask, question, messages, policy, shown, reply) if settings.local_answer_reask else None
+    except LLMDeadlineExceeded:
+        # The user has been reading the passages (and the first words) for a while: they stay the
+        # answer, cut, with their sources — never replaced by an apology for an outage.
+        if not screen.watching or not (quotes or screen.words.strip()):
+            raise
+        return _Draft(reply=LLMReply(content=screen.words.strip()), fragments=shown,
+                      query=gate.query if gate else None, searched=gate is not None, gate=gate, policy=policy,
+                      opened=opening, cut=True, nearest=on_screen(screen.words, quotes, shown))
     return _Draft(reply=again or reply, fragments=shown, query=gate.query if gate else None,
                   searched=gate is not None, gate=gate, policy=policy, opened=opening, reasked=again is not None)
+
+
+def on_screen(words: str, quotes: list[Quote], shown: list[Fragment]) -> CheckedAnswer:
+    """What the user was reading when the deadline passed: the model's first words (marked as cut)
+    and the passages shown under them, with the fragments they come from as sources."""
+    parts = [f"{words.strip()} …"] if words.strip() else []
+    if quotes:
+        parts.append(passages_text(quotes))
+    used = sorted({q.fragment for q in quotes}) if quotes else list(range(1, len(shown) + 1))
+    return CheckedAnswer(text="\n\n".join(parts), used=used, quoted=bool(quotes))
 
 
 def local_decoding(documents: bool) -> Decoding | None:
@@ -439,10 +462,13 @@ def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
     else:
         checked = pipeline.check(draft.reply, question, draft.fragments, searched=draft.searched)
     text = folded(pipeline.compose(checked, draft.fragments))
+    if draft.cut:
+        text = f"{ANSWER_CUT}\n\n{text}"
+        policy.signals.append(Signal(name="cut_by_deadline"))
     gate = draft.gate
     keep_pair(user_id, session_id, question, text, retried)
     record_turn(user_id, "chat", TEMPLATE, policy.signal_names, policy.guards,
-                {"retried": retried is not None,
+                {"retried": retried is not None, "cut_by_deadline": draft.cut,
                  "tool_called": draft.query is not None, "fragments": len(draft.fragments),
                  "gate_score": gate.score if gate else None, "gate_passed": gate.passed if gate else None,
                  "gate_near": bool(gate and gate.near), "opened": draft.opened, "reasked": draft.reasked,
@@ -452,6 +478,7 @@ def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
                  "citations_dropped": checked.citations_dropped})
     report_turn("chat", user_id, policy.signal_names, policy.guards,
                 (["a retry: the unanswered question answered"] if retried else []) +
+                (["the deadline passed with the passages on screen: they are the answer, cut"] if draft.cut else []) +
                 [f"search: {draft.query!r}" if draft.query else "no search",
                  f"gate: {gate.score:.3f} → {gate_outcome(gate)}" if gate and gate.score is not None
                  else "gate: —",

@@ -11,6 +11,7 @@ import pytest
 
 from nodes.telegram import stream
 from nodes.telegram.stream import MORE, Draft, DraftsRefused, RetryLater, _sink, beneath, current_sink, streaming
+from nodes.telegram.html import markdown_html
 from nodes.telegram.reply import TELEGRAM_TEXT_LIMIT
 from tests.support.bot import choose_chat, new_bot, running
 from tests.support.scripted_llm import ScriptedLLM, text, trickle, varied_answer
@@ -317,7 +318,7 @@ async def test_a_streamed_answer_is_edited_in_order_and_ends_as_the_stored_answe
     cores = [v.removesuffix(MORE) for v in streamed]
     assert all(later.startswith(earlier) for earlier, later in zip(cores, cores[1:]))  # edits in order
     assert len(standin.bot_messages(user_id)) == 3  # the answer replaced the draft, no second message
-    assert final == stored_answer(store, user_id)
+    assert final == markdown_html(stored_answer(store, user_id))
     assert final.split() == answer.split()
 
 
@@ -364,7 +365,7 @@ async def test_an_older_bot_api_server_gets_the_edited_message(
     assert standin.drafts(user_id) == []
     assert edits_of(standin, messages[2]["message_id"])  # streamed by edits instead
     assert len(standin.bot_messages(user_id)) == 3
-    assert final == stored_answer(store, user_id)
+    assert final == markdown_html(stored_answer(store, user_id))
 
 
 FACTS = ["Ремонтантную малину весной подкармливают азотом: 15 г мочевины на квадратный метр.",
@@ -399,8 +400,32 @@ async def test_a_grounded_answer_shows_its_passages_before_the_model_writes(
     views = [v.removesuffix(MORE) for v in edits_of(standin, draft["message_id"])[:-1]]
     assert views and all(v.endswith(f"«{facts[0]}»") for v in views)  # the model's words above it
     assert any(v.startswith("Весной") for v in views)
-    assert final == stored_answer(store, user_id) and final.startswith("Весной малину")
+    assert final == markdown_html(stored_answer(store, user_id)) and final.startswith("Весной малину")
     assert len(standin.bot_messages(user_id)) == 3  # the answer replaced the draft
+
+
+@pytest.mark.asyncio
+async def test_a_deadline_with_the_passages_on_screen_ends_with_them_not_an_apology(
+    standin: TelegramStandin, local: ScriptedLLM, store: str, user_id: int, env  # type: ignore[no-untyped-def]
+) -> None:
+    """The model writes too slowly for the turn's deadline while the user reads its passage (in
+    Telegram's draft): the reply is that passage and its source, marked as cut, and it is stored."""
+    from flows.chat import ANSWER_CUT, APOLOGY
+
+    env(GROVE_STREAM_DRAFTS="true", GROVE_LOCAL_ANSWER_OPENING="0", GROVE_TURN_DEADLINE="8")
+    store_facts(user_id)
+    words = " ".join(["Весной малину подкармливают азотом, пятнадцать граммов мочевины на метр."] * 20)
+    local.script(trickle(1.0, text(words)))  # a word a second: the deadline comes first
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        standin.send_text(user_id, "Чем подкормить малину весной?")
+        messages = await standin.wait_for_bot_messages_async(user_id, 3, timeout=120)
+    reply = messages[2]["text"]
+    assert reply.startswith(ANSWER_CUT) and APOLOGY not in reply
+    assert FACTS[0] in reply  # the passage the user was reading
+    assert "Информация взята из:" in reply and "малина.pdf" in reply  # with its source
+    assert any(FACTS[0] in d["text"] for d in standin.drafts(user_id))  # it was on screen before
+    assert markdown_html(stored_answer(store, user_id)) == reply  # the history holds what the user got
 
 
 @pytest.mark.asyncio
@@ -428,7 +453,7 @@ async def test_the_first_words_come_from_the_passage_and_the_rest_continues_them
     views = [v.removesuffix(MORE) for v in edits_of(standin, draft["message_id"])[:-1]]
     assert f"{opening}\n\n{passage}" in views
     assert all(v.endswith(passage) for v in views) and not any("не нужен" in v for v in views)
-    assert final == stored_answer(store, user_id)
+    assert final == markdown_html(stored_answer(store, user_id))
     assert final.startswith(f"{opening} азотом: пятнадцать граммов мочевины") and "не нужен" not in final
     assert len(standin.bot_messages(user_id)) == 3
 

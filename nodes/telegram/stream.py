@@ -41,7 +41,8 @@ from grove.core.settings import get_settings
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Draft", "DraftApi", "DraftsRefused", "after", "beneath", "current_sink", "paused", "streaming"]
+__all__ = ["Draft", "DraftApi", "DraftsRefused", "Screen", "after", "beneath", "current_sink", "paused",
+           "streaming", "watched"]
 
 MORE = " …"
 GROUP_INTERVAL = 3.0  # seconds between edits in a group: Telegram allows 20 messages a minute there
@@ -285,6 +286,36 @@ def after(text: str) -> Iterator[None]:
     token = _sink.set(lambda written: sink(text + written))
     try:
         yield
+    finally:
+        _sink.reset(token)
+
+
+@dataclass
+class Screen:
+    """What a block's model calls put on screen: whether a draft is up at all, and their words so far."""
+
+    watching: bool = False
+    words: str = ""
+
+
+@contextmanager
+def watched() -> Iterator[Screen]:
+    """Note what the model calls of this block show (their text still goes on to the draft), so a
+    turn cut short after something was on screen can finish with it instead of an apology."""
+    sink = _sink.get()
+    screen = Screen()
+    if sink is None:
+        yield screen
+        return
+    screen.watching = True  # a draft is up: what the block writes reaches the user
+
+    def show(written: str) -> None:
+        screen.words = written
+        sink(written)
+
+    token = _sink.set(show)
+    try:
+        yield screen
     finally:
         _sink.reset(token)
 
