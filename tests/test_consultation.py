@@ -15,6 +15,7 @@ import pytest
 from psycopg.rows import dict_row
 
 from grove.core.domain_profile import load_profile
+from nodes.telegram.html import markdown_html
 from nodes.store.moderation import qa_text
 from nodes.store.topics import log_turn, open_topic
 from nodes.store.document_store import ChunkRecord, store_document
@@ -211,7 +212,8 @@ async def test_example_3_specific_culture_is_answered_at_once(
     with psycopg.connect(store) as conn:
         history = conn.execute("select role, content from chat_messages where user_id = %s order by id",
                                (user_id,)).fetchall()
-    assert history == [("user", "Как ухаживать за голубикой?"), ("assistant", reply)]
+    assert history[0] == ("user", "Как ухаживать за голубикой?") and history[1][0] == "assistant"
+    assert markdown_html(history[1][1]) == reply  # what was stored is what was sent (as Telegram HTML)
 
 
 async def test_example_4_follow_up_keeps_the_topic_culture(

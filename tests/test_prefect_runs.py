@@ -15,6 +15,7 @@ import sys
 import tempfile
 import threading
 import time
+from datetime import datetime
 from pathlib import Path
 
 import httpx
@@ -24,7 +25,7 @@ import pytest
 from grove.core import observe, runs
 from grove.app.dispatch import process
 from grove.core.messages import IncomingUpdate
-from grove.core.prefect_reporter import PrefectReporter
+from grove.core.prefect_reporter import STAGE_MIN_SECONDS, PrefectReporter
 from grove.infra.prefect_server import PrefectServer
 from tests.conftest import free_port
 from tests.support.scripted_llm import ScriptedLLM, error
@@ -100,7 +101,12 @@ def test_slow_and_failed_stages_are_task_runs_and_the_run_says_why(prefect_serve
     assert "ValueError: the input was unreadable" in run["state"]["message"]
     tasks = _poll(lambda: (t := task_runs(prefect_server, run["id"])) and len(t) >= 2 and t)
     states = {t["name"]: t["state"]["type"] for t in tasks}
-    assert states == {"slow-stage": "COMPLETED", "broken-stage": "FAILED"}  # quick-stage: only in the message
+    assert states.pop("slow-stage") == "COMPLETED" and states.pop("broken-stage") == "FAILED"
+    # quick-stage: only in the message — unless a busy machine held it up past the threshold
+    assert states in ({}, {"quick-stage": "COMPLETED"})
+    for quick_run in (t for t in tasks if t["name"] == "quick-stage"):
+        took = datetime.fromisoformat(quick_run["end_time"]) - datetime.fromisoformat(quick_run["start_time"])
+        assert took.total_seconds() >= STAGE_MIN_SECONDS - 0.01, quick_run
     assert "quick-stage" in run["state"]["message"]
 
 
