@@ -213,10 +213,6 @@ _run: contextvars.ContextVar[Run | None] = contextvars.ContextVar("grove_run", d
 _deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("grove_deadline", default=None)
 
 
-class DeadlineExceeded(TimeoutError):
-    """The work's overall deadline passed (see `deadline`)."""
-
-
 @contextmanager
 def deadline(seconds: float | None) -> Iterator[None]:
     """Give the work inside an overall time limit: retries stop and calls shorten their timeouts.
