@@ -82,7 +82,7 @@ ANSWER_WITH_SOURCES = ANSWER_WITH_PASSAGES + """
 def test_the_source_list_folds_under_its_header() -> None:
     converted = markdown_html(ANSWER_WITH_SOURCES)
     assert converted.count("<blockquote expandable>") == 2  # the passages, then the sources
-    head, folded = converted.rsplit("Информация взята из:\n", 1)
+    _, folded = converted.rsplit("Информация взята из:\n", 1)
     assert folded == ("<blockquote expandable>• STEAD3: руководство, стр. 12 — Главный файл\n"
                       "• STEAD3: руководство, стр. 40 — Совместимость &lt;2.0</blockquote>")
     error, visible = _parse_markup(converted, "HTML")
