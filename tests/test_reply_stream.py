@@ -357,13 +357,9 @@ async def test_an_older_bot_api_server_gets_the_edited_message(
     env(GROVE_STREAM_DRAFTS="true")
     standin.refuse_drafts = True
     local.script(trickle(0.05, text(ANSWER)))
-    async with running(new_bot()):
-        await choose_chat(standin, user_id)
-        standin.send_text(user_id, "Чем подкормить малину весной?")
-        messages = await standin.wait_for_bot_messages_async(user_id, 3, timeout=120)
-        final = await _settled(standin, user_id, messages[2]["message_id"])
+    draft, final = await _asked_in_a_draft(standin, user_id, "Чем подкормить малину весной?")
     assert standin.drafts(user_id) == []
-    assert edits_of(standin, messages[2]["message_id"])  # streamed by edits instead
+    assert edits_of(standin, draft["message_id"])  # streamed by edits instead
     assert len(standin.bot_messages(user_id)) == 3
     assert final == markdown_html(stored_answer(store, user_id))
 

@@ -113,20 +113,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_work)
 
     p = sub.add_parser("console", help="talk to the flows from the terminal")
-    p.set_defaults(func=_cmd_console)
+    p.set_defaults(func=_cmd_console, person_facing=True)
 
     p = sub.add_parser("ingest", help="index files and links into a user's base")
     p.add_argument("sources", nargs="+", metavar="PATH_OR_URL")
     p.add_argument("--user", type=int, default=None, help="owner (default: the console user)")
     p.add_argument("--culture", default=None, help="subcategory for consultation tier 2")
-    p.set_defaults(func=_cmd_ingest)
+    p.set_defaults(func=_cmd_ingest, person_facing=True)
 
     p = sub.add_parser("ask", help="ask a question as in «Чат» mode")
     p.add_argument("question")
     p.add_argument("--user", type=int, default=None, help="whose base and history (default: console user)")
     p.add_argument("--verbose", dest="verbose_fragments", action="store_true",
                    help="also print the retrieved fragments with their scores")
-    p.set_defaults(func=_cmd_ask)
+    p.set_defaults(func=_cmd_ask, person_facing=True)
 
     p = sub.add_parser("db", help="the embedded Postgres and migrations")
     p.add_argument("action", choices=["start", "stop", "status", "url", "migrate"])
@@ -135,16 +135,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-PERSON_FACING = {"_cmd_console", "_cmd_ask", "_cmd_ingest"}  # a person reads their output, not an operator
-
-
 def _log_handler(args: argparse.Namespace) -> logging.Handler:
     """Where log lines go. A person at the local console (`grove up` without a bot token,
     `grove console`, `ask`, `ingest`) reads grove's own sentences, never log lines: those go to
     `<data>/logs/grove.log`. A service (`grove up` with the bot, `serve`, `work`) logs to stderr,
     where its operator or service manager collects it; `--verbose` always does."""
-    name = getattr(args.func, "__name__", "")
-    console = name in PERSON_FACING or (name == "_cmd_up" and (args.console or not get_settings().bot_token))
+    console = getattr(args, "person_facing", False) or (
+        args.func is _cmd_up and (args.console or not get_settings().bot_token))
     if args.verbose or not console:
         return logging.StreamHandler()
     folder = get_settings().data_dir / "logs"
