@@ -127,7 +127,8 @@ def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: 
                       guards=policy.guards)
     local = current_endpoint().is_local
     checked = pipeline.check(reply, text, snippets, max_chars=settings.local_answer_max_chars if local else None,
-                             lead=texts.CONSULTATION_EXTRACT_LEAD, no_answer=texts.CONSULTATION_NO_ANSWER)
+                             lead=texts.CONSULTATION_EXTRACT_LEAD, nearest_lead=texts.CONSULTATION_NEAREST_LEAD,
+                             no_answer=texts.CONSULTATION_NO_ANSWER)
     if not checked.text:  # nothing to show is no answer to queue either
         checked = checked.model_copy(update={"text": pipeline.NO_TEXT, "fallback": True})
     pieces: list[Snippet] = snippets

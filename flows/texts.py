@@ -121,6 +121,8 @@ CONSULTATION_CANNOT_TELL = ("Не могу определить культуру
 
 # Shown instead of a degenerate draft: quoting the knowledge base, or saying plainly there is no answer.
 CONSULTATION_EXTRACT_LEAD = "В базе знаний об этом сказано так:"
+# Instead of a degenerate draft when no quoted sentence covers the question: the nearest passages, said to be so.
+CONSULTATION_NEAREST_LEAD = "Прямого ответа в базе знаний не нашёл. Ближе всего к вопросу вот это:"
 # Instead of a draft that repeats the last reply or speaks of another intent (watering for feeding).
 CONSULTATION_CROP_LEAD = "В базе знаний по культуре «{culture}» об этом сказано так:"
 CONSULTATION_NO_PASSAGE = ("В базе знаний по культуре «{culture}» пока нет ответа на этот вопрос. "

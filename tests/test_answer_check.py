@@ -22,11 +22,13 @@ from nodes.answering.answer_check import (
     check_answer,
     check_citations,
     complete_sentences,
+    covers,
     degenerate,
     extractive_answer,
     is_refusal,
     sources_by_overlap,
 )
+from nodes.answering.quote import NEAREST_LEAD
 
 RASPBERRY = [
     "Ремонтантную малину весной подкармливают азотом: 15 г мочевины на квадратный метр.",
@@ -348,6 +350,54 @@ def test_a_degenerate_draft_is_replaced_by_the_quote(lexical_quotes: None) -> No
     assert checked.fallback and not checked.accepted
     assert checked.degenerate == ["empty", "bare_citations"]
     assert checked.text == f"{EXTRACT_LEAD}\n«{RASPBERRY[0]}»" and checked.used == [1]
+
+
+# Drafts over the GIMP fragments of tests/fixtures/gimp-refusals-ru.json that name what the manual never
+# does («Drop Shadow», «Pressure Opacity»): the strict check replaces them by the passages nearest the question.
+SHADOW_DRAFT = "Выберите в меню Фильтры → Свет и тень → Drop Shadow и задайте смещение тени [1]."
+MOUSE_DRAFT = "Да, динамика кисти работает и с мышью: включите параметр Pressure Opacity в параметрах инструмента [1]."
+
+
+def test_an_inventing_draft_over_passages_that_do_not_answer_shows_them_as_the_nearest(
+        lexical_quotes: None) -> None:
+    """Issue 37: a question the manual does not answer passed the gate, the model answered from its own
+    knowledge, and the nearest passages were shown as «В ваших документах об этом сказано так:»."""
+    case = gimp_refusal("GU15")  # a drop shadow: no sentence of the four fragments covers it
+    checked = check_answer(SHADOW_DRAFT, case["question"], case["fragments"], strict=True)
+    assert checked.fallback and checked.degenerate == ["invents"]
+    assert checked.text.startswith(f"{NEAREST_LEAD}\n«") and EXTRACT_LEAD not in checked.text
+    assert "Drop Shadow" not in checked.text and checked.used  # the passages and their sources, nothing invented
+
+
+def test_an_inventing_draft_over_the_answering_passage_keeps_the_documents_lead(lexical_quotes: None) -> None:
+    case = gimp_refusal("B024")  # the manual: some dynamics work with a mouse too
+    checked = check_answer(MOUSE_DRAFT, case["question"], case["fragments"], strict=True)
+    assert checked.fallback and checked.degenerate == ["invents"]
+    assert checked.text.startswith(f"{EXTRACT_LEAD}\n«Динамики создаются для использования с графическими "
+                                   "планшетами, но некоторые доступны и для мыши.")
+
+
+def test_the_extracts_lead_asks_of_the_quoted_sentences_what_a_refusal_is_overruled_by(
+        lexical_quotes: None) -> None:
+    answering, silent = gimp_refusal("B024"), gimp_refusal("GU15")
+    extract = extractive_answer(answering["question"], answering["fragments"])
+    assert extract.covers and covers(answering["question"], answering["fragments"])
+    assert failed("В ваших документах об этом не сказано.", answering["question"], answering["fragments"]) == ["refused"]
+    # the same fragments, but only a sentence that does not answer shown: not an answer
+    assert not covers(answering["question"], answering["fragments"], [silent["fragments"][0]])
+    extract = extractive_answer(silent["question"], silent["fragments"])
+    assert not extract.covers and not covers(silent["question"], silent["fragments"])
+    assert failed("В ваших документах об этом не сказано.", silent["question"], silent["fragments"]) == []
+
+
+def test_a_caller_names_both_leads_of_the_extract(lexical_quotes: None) -> None:
+    case = gimp_refusal("GU15")
+    checked = check_answer(SHADOW_DRAFT, case["question"], case["fragments"], strict=True,
+                           lead="В базе знаний об этом сказано так:", nearest_lead="Ближе всего вот это:")
+    assert checked.text.startswith("Ближе всего вот это:\n«")
+    checked = check_answer("[4]", SPRING, RASPBERRY, lead="В базе знаний об этом сказано так:",
+                           nearest_lead="Ближе всего вот это:")
+    assert checked.text == f"В базе знаний об этом сказано так:\n«{RASPBERRY[0]}»"
 
 
 def test_without_fragments_the_no_answer_text_depends_on_the_search() -> None:

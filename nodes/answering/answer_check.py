@@ -4,7 +4,8 @@ A 1.5B model on two cores writes, now and then, an answer no user accepts: a bar
 the same paragraph four times, English, a list about something else, the question
 repeated back. Such a draft is not shown. With fragments the user gets a short
 extractive answer — the fragment sentences that best match the question, quoted, with
-their source; without fragments an honest «не нашёл» instead of a made-up general answer.
+their source, and said to be only the nearest when none of them covers the question;
+without fragments an honest «не нашёл» instead of a made-up general answer.
 
 A draft that passes still has its citations checked against the fragments' text: a
 small model cites «[4]» under a sentence fragment 2 says, and the source block then
@@ -20,7 +21,7 @@ Every check is a named entry of `CHECKS`, so adding one is adding a function.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -29,7 +30,7 @@ from pydantic import BaseModel, Field
 
 from nodes.answering.dialogue_guards import similarity
 from nodes.retrieval.lexical import Weights, sentences, share_found, term, term_set, words
-from nodes.answering.quote import passages_text, select_quote
+from nodes.answering.quote import NEAREST_LEAD, passages_text, select_quote
 
 CITATION = re.compile(r"(\s?)\[(\d{1,2})\]")
 _LETTER = re.compile(r"[^\W\d_]")
@@ -133,7 +134,8 @@ def _echo(draft: Draft) -> bool:
 
 _REFUSAL = re.compile(r"(?:об этом|этого|ответа)\s+(?:не\s+сказано|нет)|не\s+(?:нашёл|нашел|найден)|"
                       r"нет\s+(?:информации|сведений|данных)", re.IGNORECASE)
-# A refusal is overruled only when a fragment sentence holds this weighted share of the question's terms.
+# A fragment sentence holding this weighted share of the question's terms covers it (`covers`): a refusal
+# is overruled only then, and an extractive answer is said to answer only then.
 # 0.4: above nine in ten of the questions the development sets' documents do not answer (their best
 # shown sentence holds 0.00–0.47, p90 0.38: bench/answerability.py, `sentence`, texlive-dev and
 # gimp-dev), while the answerable ones passing it went from 45 of 120 at 0.5 to 69 — and the small
@@ -146,6 +148,26 @@ def is_refusal(text: str) -> bool:
     return len(words(CITATION.sub("", text))) <= 30 and bool(_REFUSAL.search(text))
 
 
+def coverage(question: str, fragments: Sequence[str], shown: Sequence[str] | None = None) -> float:
+    """The largest weighted share of the question's terms that one sentence holds: a sentence of
+    `shown` (the passages the user reads; None: every sentence of the fragments), its terms weighted by
+    rarity among the fragments' sentences (0 when the question or the fragments have no terms)."""
+    wanted = term_set(question)
+    found = [term_set(span.text) for f in fragments for span in sentences(f)]
+    said = found if shown is None else [term_set(span.text) for text in shown for span in sentences(text)]
+    if not wanted or not found or not said:
+        return 0.0
+    weights = Weights(found)
+    return max(weights.coverage(wanted, terms) for terms in said)
+
+
+def covers(question: str, fragments: Sequence[str], shown: Sequence[str] | None = None) -> bool:
+    """A sentence (of `shown`, or of the fragments) plainly matches the question: it holds
+    REFUSAL_OVERRULE_COVERAGE of the question's weighted terms. The one test of whether passages answer,
+    for overruling a refusal and for the lead above an extractive answer."""
+    return coverage(question, fragments, shown) >= REFUSAL_OVERRULE_COVERAGE
+
+
 def _refused(draft: Draft) -> bool:
     """«В ваших документах об этом не сказано» while a fragment sentence plainly matches the question.
 
@@ -154,14 +176,7 @@ def _refused(draft: Draft) -> bool:
     refusal with such a fragment shown is replaced by the quote; when no sentence covers the
     question, the refusal stands (it may be true).
     """
-    if not draft.fragments or not is_refusal(draft.body):
-        return False
-    wanted = term_set(draft.question)
-    found = [term_set(span.text) for f in draft.fragments for span in sentences(f)]
-    if not wanted or not found:
-        return False
-    weights = Weights(found)
-    return max(weights.coverage(wanted, terms) for terms in found) >= REFUSAL_OVERRULE_COVERAGE
+    return bool(draft.fragments) and is_refusal(draft.body) and covers(draft.question, draft.fragments)
 
 
 # The user's message judged instead of answered: «Ваше сообщение содержит несколько ошибок и не
@@ -411,15 +426,27 @@ def sources_by_overlap(answer: str, fragments: list[str]) -> list[int]:
 class Extract(BaseModel):
     text: str
     used: list[int] = Field(default_factory=list)
+    covers: bool = Field(default=False, description="a quoted sentence covers the question (`covers`)")
 
 
-def extractive_answer(question: str, fragments: list[str], lead: str = EXTRACT_LEAD) -> Extract:
+def extractive_answer(question: str, fragments: list[str], lead: str = EXTRACT_LEAD,
+                      nearest_lead: str = NEAREST_LEAD) -> Extract:
     """The fragment passages that best match the question, quoted (nodes/answering/quote.py); `used` lists
-    their fragments in order."""
+    their fragments in order.
+
+    They are the nearest passages, not necessarily an answer: after a draft that invented, the
+    question is often one the documents do not answer (issue 37: a silent question passed the gate,
+    the model answered from its own knowledge, and unrelated passages were shown as «В ваших
+    документах об этом сказано так:»). So `lead` opens them only when a quoted sentence covers the
+    question (`covers`, the test that overrules a refusal); otherwise `nearest_lead` says they are
+    only the nearest.
+    """
     quotes = select_quote(question, fragments)
     if not quotes:
         return Extract(text="")
-    return Extract(text=passages_text(quotes, lead), used=[q.fragment for q in quotes])
+    answers = covers(question, fragments, [q.text for q in quotes])
+    return Extract(text=passages_text(quotes, lead if answers else nearest_lead), used=[q.fragment for q in quotes],
+                   covers=answers)
 
 
 # --------------------------------------------------------------------------- the node
@@ -443,19 +470,21 @@ class CheckedAnswer(BaseModel):
 @task(name="check-answer")
 def check_answer(draft: str, question: str, fragments: list[str], *, searched: bool = True,
                  max_chars: int | None = None, truncated: bool = False, lead: str = EXTRACT_LEAD,
-                 no_answer: str | None = None, strict: bool = False) -> CheckedAnswer:
+                 nearest_lead: str = NEAREST_LEAD, no_answer: str | None = None,
+                 strict: bool = False) -> CheckedAnswer:
     """The draft as shown, or the fallback; the fragments (by number) that back what is shown.
 
     `fragments` are the texts the model was shown, in their numbering; `searched` says
     whether the user's documents were searched (it picks the honest no-answer text, unless
-    `no_answer` gives one); `lead` opens an extractive answer; `truncated` marks a draft cut
+    `no_answer` gives one); `lead` opens an extractive answer whose passages cover the question,
+    `nearest_lead` one whose passages are only the nearest (`extractive_answer`); `truncated` marks a draft cut
     by the token limit (its unfinished sentence goes); `strict` checks too that the draft's commands,
     names and numbers are the fragments' (a small local model's own knowledge shows in them).
     """
     text = complete_sentences(draft) if truncated else draft
     failed = degenerate(Draft(text, question, fragments, max_chars, strict))
     if failed:
-        extract = extractive_answer(question, fragments, lead) if fragments else Extract(text="")
+        extract = extractive_answer(question, fragments, lead, nearest_lead) if fragments else Extract(text="")
         if extract.text:
             return CheckedAnswer(text=extract.text, used=extract.used, degenerate=failed, fallback=True)
         text = no_answer or (NOT_FOUND if searched else CANNOT_ANSWER)

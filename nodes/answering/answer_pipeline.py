@@ -25,6 +25,7 @@ from nodes.answering.answer_check import EXTRACT_LEAD, CheckedAnswer, check_answ
 from nodes.store.chat_history import ChatMessage
 from nodes.answering.context_window import fit_items
 from nodes.answering.llm import LLMReply
+from nodes.answering.quote import NEAREST_LEAD
 from nodes.retrieval.sources import Citable, source_block, strip_model_sources
 from nodes.answering.token_budget import count_tokens, truncate_to_tokens
 from nodes.answering.turn_policy import TurnPolicy, needs_regeneration, with_repetition_signal
@@ -74,13 +75,14 @@ def draft(ask: Ask, messages: list[dict[str, Any]], policy: TurnPolicy, system: 
 
 
 def check(reply: LLMReply | str, question: str, pieces: Sequence[Citable], *, searched: bool = True,
-          max_chars: int | None = None, lead: str = EXTRACT_LEAD, no_answer: str | None = None,
-          strict: bool = False) -> CheckedAnswer:
+          max_chars: int | None = None, lead: str = EXTRACT_LEAD, nearest_lead: str = NEAREST_LEAD,
+          no_answer: str | None = None, strict: bool = False) -> CheckedAnswer:
     """The model's draft judged against the pieces it was shown (their numbering is the citations')."""
     text = reply if isinstance(reply, str) else reply.content
     truncated = not isinstance(reply, str) and reply.finish_reason == "length"
     return check_answer(strip_model_sources(text), question, [p.text for p in pieces], searched=searched,
-                        max_chars=max_chars, truncated=truncated, lead=lead, no_answer=no_answer, strict=strict)
+                        max_chars=max_chars, truncated=truncated, lead=lead, nearest_lead=nearest_lead,
+                        no_answer=no_answer, strict=strict)
 
 
 def compose(checked: CheckedAnswer, pieces: Sequence[Citable]) -> str:
