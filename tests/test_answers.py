@@ -369,6 +369,27 @@ def test_a_degenerate_consultation_answer_is_quoted_and_not_queued(
     assert logged == 2
 
 
+def test_a_degenerate_consultation_answer_over_a_passage_that_does_not_answer_is_the_nearest(
+        store: str, env, user_id: int) -> None:  # type: ignore[no-untyped-def]
+    from flows.texts import CONSULTATION_EXTRACT_LEAD, CONSULTATION_NEAREST_LEAD
+
+    blueberry = f"Голубику сажают в кислую почву с pH 4–5, в яму добавляют верховой торф ({user_id})."
+    document = index(LIBRARY_OWNER, f"голубика-{user_id}.pdf", [blueberry], "голубика")
+    question = "Сколько лет плодоносит куст голубики?"  # the library says how to plant it, nothing more
+    model = Classifier({question: "голубика"}, [LOOP])
+    try:
+        with ScriptedLLM(default=model) as server:
+            env(GROVE_LOCAL_LLM_URL=server.base_url, GROVE_LLM_RETRIES="0", GROVE_DOMAIN_PROFILE="berries")
+            answer = consult(question, user_id)
+    finally:
+        with psycopg.connect(store) as conn:
+            conn.execute("delete from documents where id = %s", (document,))
+    assert answer.kind == "answer" and answer.fallback and "repetition" in answer.degenerate
+    assert answer.text.startswith(f"{CONSULTATION_NEAREST_LEAD}\n«{blueberry}»")
+    assert CONSULTATION_EXTRACT_LEAD not in answer.text and f"голубика-{user_id}.pdf" in answer.text
+    assert answer.moderation_id is None and queued(store, user_id) == []
+
+
 def test_a_refusal_with_the_answer_in_the_fragments_gets_the_quote(
         store: str, local: ScriptedLLM, user_id: int) -> None:
     """Seen in bench/answer_eval: the right fragment in the prompt, and «об этом не сказано»."""
