@@ -1,7 +1,7 @@
 """Answers end to end with the offline default: does a user get the right fact, cited, readably?
 
 Run: .venv/bin/python -m bench.answer_eval [--configs before,after,...] [--sets texlive,gimp] [--every 4] [--offset 0]
-                                           [--dump answers.json] [--no-silent]
+                                           [--dump answers.json] [--no-silent] [--only A003,GU15]
 
 Questions — the rule, fixed before any answer was generated: from each needle set
 (bench/sets/texlive_pdf_ru.json, bench/sets/gimp_html_ru.json) the questions at positions
@@ -114,6 +114,10 @@ CONFIGS: dict[str, dict[str, str]] = {
     "prompt-lookup": {"GROVE_LOCAL_LLM_DRAFT": "prompt-lookup-decoding"},
     "prompt-lookup-4": {"GROVE_LOCAL_LLM_DRAFT": "prompt-lookup-decoding", "GROVE_LOCAL_LLM_DRAFT_TOKENS": "4"},
     "escaped": {"GROVE_LOCAL_LLM_CHAT_FORMAT": "chatml-function-calling"},  # the template before 2026-11-25
+    # the gate passes (almost) every question: the model drafts over the fragments of questions the documents
+    # do not answer, as it does when the gate errs — to measure the answer checks on such drafts
+    "gate-open": {"GROVE_SEARCH_GATE_THRESHOLD": "0.95", "GROVE_SEARCH_GATE_NEAR": "0.95",
+                  "GROVE_SEARCH_GATE_UNKNOWN_THINGS": "false"},
 }
 
 
@@ -391,6 +395,8 @@ def main() -> None:
     parser.add_argument("--dump", type=Path, default=None, help="write every answer and verdict as JSON")
     parser.add_argument("--no-silent", action="store_true",
                         help="leave out the sets' unanswerable questions (metapost, doublecmd: asked whole by default)")
+    parser.add_argument("--only", default=None,
+                        help="ask only these question ids (comma-separated; answerable ones with --every 1)")
     args = parser.parse_args()
     names = [n for n in args.configs.split(",") if n]
     unknown = [n for n in names if n != "before" and n not in CONFIGS]
@@ -415,7 +421,9 @@ def main() -> None:
     with stores(args.sets.split(",")) as sets:
         url = server.start()
         try:
-            by_id = {q.id: (q, s) for s in sets for q in asked(s, args.every, args.offset, not args.no_silent)}
+            only = set(args.only.split(",")) if args.only else None
+            by_id = {q.id: (q, s) for s in sets for q in asked(s, args.every, args.offset, not args.no_silent)
+                     if only is None or q.id in only}
             questions = [{"id": q.id, "text": q.text, "owner": s.owner} for q, s in by_id.values()]
             silent = sum(not q.answerable for q, _ in by_id.values())
             print(f"{len(questions)} questions: every {args.every}th from position {args.offset} of "

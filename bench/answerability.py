@@ -2,6 +2,7 @@
 
 Run: .venv/bin/python -m bench.answerability [--sets texlive-dev,gimp-dev] [--judge] [--dump probes.json]
      .venv/bin/python -m bench.answerability --load probes.json   # the report again, no search
+     .venv/bin/python -m bench.answerability --load probes.json --extract   # the fallback's lead, no search
 
 The local model's gate (nodes/retrieval/search_gate.py) decides whether the model answers from the
 fragments. Its first score, the best fragment's cosine distance, was chosen against *other sets'*
@@ -249,6 +250,44 @@ def gate_table(probes: list[Probe], threshold: float, edge: float) -> None:
               f"{rate(no, 'passed')} | {rate(no, 'near')} | {rate(no, 'shut')} |")
 
 
+def extract_table(probes: list[Probe], shown: int) -> None:
+    """The extractive fallback's lead over every probe, as if its draft had failed: the quoted passages
+    (nodes/answering/answer_check.py `extractive_answer`) under «В ваших документах…» when a quoted
+    sentence covers the question, else under the nearest lead; whether they hold the answer (the
+    answer_eval fact rule). All questions, and those the gate (replayed with the current settings) passes."""
+    from bench.answer_eval import has_fact
+    from bench.eval_stores import load_sets
+    from nodes.answering.answer_check import extractive_answer
+    from nodes.retrieval.retrieve import Fragment
+    from nodes.retrieval.search_gate import decide
+
+    names = sorted({p.set for p in probes})
+    questions = {(s.name, q.id): q for s in load_sets(names) for q in [*s.questions, *s.silent]}
+    rows: list[tuple[str, bool, bool, bool, bool]] = []  # set, answerable, passed, covers, holds the fact
+    for probe in probes:
+        found = [Fragment(chunk_id=n, document_id=0, text=t, source_type="file", source_identifier="doc", distance=d)
+                 for n, (t, d) in enumerate(zip(probe.texts, probe.distances), 1)]
+        gate = decide(probe.question, probe.question, found, unknown=probe.things)
+        extract = extractive_answer(probe.question, probe.texts[:shown])
+        question = questions[(probe.set, probe.id)]
+        holds = bool(extract.text) and question.answerable and has_fact(extract.text, question)
+        rows.append((probe.set, probe.answerable, gate.passed, extract.covers, holds))
+    print("\nThe extractive fallback's lead: silent questions under the documents' lead / under the nearest "
+          "lead; answerable ones by whether the passages hold the answer:\n")
+    print("| set | questions | silent: documents' lead | nearest | answer in the passages: documents' lead | "
+          "nearest | no answer in them: documents' lead | nearest |")
+    print("|---|---|---|---|---|---|---|---|")
+    for set_name in [*names, "all"]:
+        for scope in ("all", "gate passed"):
+            group = [r for r in rows if set_name in ("all", r[0]) and (scope == "all" or r[2])]
+            silent = [r for r in group if not r[1]]
+            holding = [r for r in group if r[1] and r[4]]
+            missing = [r for r in group if r[1] and not r[4]]
+            print(f"| {set_name} | {scope} | {sum(r[3] for r in silent)} | {sum(not r[3] for r in silent)} | "
+                  f"{sum(r[3] for r in holding)} | {sum(not r[3] for r in holding)} | "
+                  f"{sum(r[3] for r in missing)} | {sum(not r[3] for r in missing)} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", default="texlive-dev,gimp-dev")
@@ -260,6 +299,8 @@ def main() -> None:
     parser.add_argument("--dump", type=Path, default=None)
     parser.add_argument("--load", type=Path, default=None, help="report a dump again, no search")
     parser.add_argument("--only", default=None, help="judge only these question ids (comma-separated)")
+    parser.add_argument("--extract", action="store_true",
+                        help="with --load: the extractive fallback's lead over the probes (`extract_table`)")
     args = parser.parse_args()
     develop = {s for s in args.develop.split(",") if s}
     if args.load:
@@ -271,6 +312,11 @@ def main() -> None:
                 probe.signals = signals(probe, 4)
             if args.dump:
                 args.dump.write_text(json.dumps([asdict(p) for p in loaded], ensure_ascii=False))
+        if args.extract:
+            from grove.core.settings import get_settings
+
+            extract_table(loaded, get_settings().local_answer_fragments)
+            return
         report(loaded, develop)
         from grove.core.settings import get_settings
 
