@@ -42,3 +42,36 @@ def test_loading_the_vocabulary_leaves_stdout_to_the_console() -> None:
     loading.join()
     assert token_budget._vocabulary.cache_info().currsize == 1
     assert swapped == []
+
+
+def test_a_stopping_process_ends_the_warm_up_between_steps_and_waits_for_the_step_in_flight() -> None:
+    """Ctrl-C while the warm-up loads: the step loading native code finishes (an ONNX session or the
+    vocabulary half-built when the interpreter finalises aborts the process), no further step starts."""
+    import threading
+
+    from grove.app import warm
+    from grove.core import shutdown
+    from nodes.answering import token_budget
+    from nodes.retrieval import lexical
+
+    token_budget._vocabulary.cache_clear()
+    token_budget._count.cache_clear()
+    lexical._morph.cache_clear()
+    loading = threading.Event()
+    original = token_budget._vocabulary
+
+    def slow_vocabulary(path: str) -> object:
+        loading.set()
+        shutdown.request()  # the stop comes while the first step is loading
+        return original(path)
+
+    token_budget._vocabulary = slow_vocabulary  # type: ignore[assignment]
+    try:
+        thread = warm.start()
+        assert loading.wait(60)
+        warm.settle(thread, timeout=120)
+        assert not thread.is_alive()
+        assert lexical._morph.cache_info().currsize == 0  # the morphology step never started
+    finally:
+        token_budget._vocabulary = original  # type: ignore[assignment]
+        shutdown.reset()

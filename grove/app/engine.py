@@ -270,8 +270,12 @@ def serve_lanes() -> None:
         except asyncio.CancelledError:
             log.info("worker %s stopped", worker.name)
 
-    from grove.app.warm import warm_up
+    from grove.app import warm
 
-    threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
+    warming = warm.start()
     log.info("worker %s serving lanes on Prefect", worker.name)
-    asyncio.run(serve())
+    try:
+        asyncio.run(serve())
+    finally:
+        shutdown.request()
+        warm.settle(warming)

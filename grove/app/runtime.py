@@ -34,7 +34,7 @@ from grove.infra.child_process import ChildProcess, process_from_pid_file, stop_
 from grove.store.db import prepare_database, redact
 from grove.infra.postgres_server import EmbeddedPostgres
 from grove.infra.prefect_server import PrefectServer
-from grove.app.warm import warm_up
+from grove.app import warm
 from grove.core import shutdown
 from grove.core.settings import Settings, child_environment, configure, get_settings
 
@@ -339,6 +339,7 @@ def up(*, console: bool | None = None) -> int:
     os.environ.setdefault("PREFECT_HOME", str(settings.prefect_home))
     stack = Stack()
     began = time.monotonic()
+    warming: threading.Thread | None = None
     with stack.exit:
         try:
             claim_up(settings, stack)
@@ -350,7 +351,7 @@ def up(*, console: bool | None = None) -> int:
             start_flow_server(get_settings(), stack)
             settings = get_settings()
             say(f"ready in {time.monotonic() - began:.1f} s")
-            threading.Thread(target=warm_up, name="warm-up", daemon=True).start()  # grove/app/warm.py
+            warming = warm.start()  # grove/app/warm.py
             if settings.bot_token and not console:
                 run_bot(settings)
             else:
@@ -367,6 +368,8 @@ def up(*, console: bool | None = None) -> int:
             pass
         shutdown.request()  # turns in flight end now and run again at the next start
         say("stopping …")
+    if warming is not None:
+        warm.settle(warming)
     return 0
 
 
