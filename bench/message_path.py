@@ -243,6 +243,29 @@ class GroveUp:
             if time.monotonic() > deadline or self.process.poll() is not None:
                 raise RuntimeError("grove up did not start:\n" + "".join(self.lines[-40:]))
             time.sleep(0.2)
+        self.settle()
+
+    def settle(self, still: float = 2.0, limit: float = 300.0) -> None:
+        """Wait until grove's processes have gone quiet: the warm-up (vocabulary, morphology,
+        query embedder) loads in the background after "ready", and its seconds of CPU belong
+        to the start, not to the updates of the burst that follows."""
+        def cpu() -> float:
+            total = 0.0
+            for process in [psutil.Process(self.process.pid), *psutil.Process(self.process.pid).children(True)]:
+                try:
+                    times = process.cpu_times()
+                    total += times.user + times.system
+                except psutil.Error:
+                    pass
+            return total
+        deadline = time.monotonic() + limit
+        last = cpu()
+        while time.monotonic() < deadline:
+            time.sleep(still)
+            now = cpu()
+            if now - last < 0.05 * still:
+                return
+            last = now
 
     def _read(self) -> None:
         assert self.process.stdout is not None

@@ -12,6 +12,8 @@ divided by the runs. The ways:
   (created Pending, then set final; an artifact of its own; stages ≥ 0.25 s as task runs, here none);
 * ``reporter`` — the reporter as it is (created in its final state, one summary artifact);
 * ``flow1`` — the flow run created directly in its final state (one call);
+* ``…~plain`` — any way, its calls asking for uncompressed answers (the server's GZip
+  middleware then skips them; the reporter asks so);
 * ``flow2`` — created Running at its start time, then set to its final state at its end
   (two calls: Prefect's bookkeeping then shows the run's start, end and duration);
 * ``flow2+art`` — and the artifact and the logs (four calls);
@@ -19,7 +21,9 @@ divided by the runs. The ways:
 * ``flow2+art+stages-events`` — and every stage as one task-run event (Prefect's own
   client-side way of recording task runs; sent in batches over one websocket);
 
-`--services lean` starts the server with the services grove does not use switched off
+`--servers uvloop-httptools,asyncio-h11` serves Prefect's app with each event loop and HTTP
+parser (grove's server names the first); `--rounds N` interleaves the combinations N times, so
+a busy machine's drift falls on all of them alike. `--services lean` starts the server with the services grove does not use switched off
 (automations' triggers and actions, the scheduler, late runs, the foreman, cancellation
 cleanup, pause expirations, the repossessor, telemetry); `--services quiet` also the event
 persister (the Events feed; runs, task runs, logs and artifacts stay).
@@ -107,9 +111,11 @@ def state(kind: str, at: datetime, message: str | None = None) -> dict[str, Any]
 
 
 class Writer:
-    def __init__(self, api: str) -> None:
+    def __init__(self, api: str, gzip: bool = True) -> None:
         self.api = api
-        self.client = httpx.Client(base_url=api, timeout=30)
+        # `~plain` ways ask for uncompressed answers: the server's GZip middleware then skips them.
+        self.client = httpx.Client(base_url=api, timeout=30,
+                                   headers={} if gzip else {"Accept-Encoding": "identity"})
         self.flow_id = self.client.post("/flows/", json={"name": "handle-update"}).json()["id"]
         self.calls = 0
 
@@ -211,10 +217,10 @@ def reporter_way(api: str, turns: list[Turn], old: bool = False) -> int:
 def write(way: str, api: str, turns: list[Turn]) -> int:
     if way in ("reporter", "reporter-old"):
         return reporter_way(api, turns, old=way == "reporter-old")
-    writer = Writer(api)
+    writer = Writer(api, gzip=not way.endswith("~plain"))
     events: list[Any] = []
     for turn in turns:
-        flow_run_id = writer.flow_run(turn, two=way != "flow1")
+        flow_run_id = writer.flow_run(turn, two=not way.startswith("flow1"))
         if "+art" in way:
             writer.artifact_and_logs(turn, flow_run_id)
         if way.endswith("stages-api"):
@@ -226,7 +232,8 @@ def write(way: str, api: str, turns: list[Turn]) -> int:
     return writer.calls
 
 
-def measure(services: str, ways: list[str], runs: int, profile: str | None = None) -> list[str]:
+def measure(services: str, ways: list[str], runs: int, profile: str | None = None,
+            server_kind: str = "uvloop-httptools") -> list[str]:
     from grove.infra.postgres_server import EmbeddedPostgres
     from grove.infra.prefect_server import PrefectServer
     from grove.app.runtime import prefect_database
@@ -240,12 +247,14 @@ def measure(services: str, ways: list[str], runs: int, profile: str | None = Non
     settings = configure(database_url=url, prefect_database="postgres")
     saved = dict(os.environ)
     os.environ.update(SERVICES[services])
-    server = PrefectServer(home=work / "prefect", port=free_port(), database_url=prefect_database(settings, True))
+    loop, http = server_kind.split("-")
+    server = PrefectServer(home=work / "prefect", port=free_port(), database_url=prefect_database(settings, True),
+                           loop=loop, http=http)
     api = server.start()
     os.environ.clear()
     os.environ.update(saved)
     os.environ["PREFECT_API_URL"] = api
-    lines = [f"## services: {services}",
+    lines = [f"## services: {services} · uvicorn: {server_kind}",
              "| way | API calls / run | Prefect server CPU / run | Postgres CPU / run | writer CPU / run | "
              "written in | quiet after |", "|---|---|---|---|---|---|---|"]
     pg_pid = int((pg.data_dir / "postmaster.pid").read_text().splitlines()[0])
@@ -299,13 +308,19 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--ways", default="reporter-old,reporter,flow1,flow2,flow2+art,flow2+art+stages-api,flow2+art+stages-events")
     parser.add_argument("--services", default="default,lean")
+    parser.add_argument("--servers", default="uvloop-httptools",
+                        help="uvicorn's event loop and HTTP parser, e.g. uvloop-httptools,asyncio-h11")
+    parser.add_argument("--rounds", type=int, default=1, help="measure every combination this many times, interleaved")
     parser.add_argument("--profile", default=None, help="a way to record py-spy stacks of the server for")
     args = parser.parse_args()
     from bench.cpu import describe_cpu
 
     print(describe_cpu())
-    for services in args.services.split(","):
-        print("\n".join(measure(services, args.ways.split(","), args.runs, args.profile)), flush=True)
+    for _ in range(args.rounds):
+        for services in args.services.split(","):
+            for server_kind in args.servers.split(","):
+                print("\n".join(measure(services, args.ways.split(","), args.runs, args.profile, server_kind)),
+                      flush=True)
 
 
 if __name__ == "__main__":
