@@ -27,7 +27,9 @@ import logging
 from functools import cache
 from typing import Any, cast
 
+from flows import texts
 from grove.core.observe import flow
+from grove.core.shutdown import Stopped
 from pydantic import BaseModel, Field
 
 import prompts
@@ -109,6 +111,7 @@ class _Draft(BaseModel):
                                                      "which answered (`reasked`)")
     cut: bool = Field(default=False, description="the turn's deadline passed while the passages or the model's "
                                                  "first words were on screen: the reply is what was shown")
+    stopped: bool = Field(default=False, description="the user pressed «Стоп»: the reply is what was shown")
 
 
 def system_prompt(policy: TurnPolicy) -> str:
@@ -253,14 +256,16 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
                 reply, policy = pipeline.draft(ask, messages, policy, lambda p: local_system_prompt(p, shown),
                                                decoding=local_decoding(bool(shown)))
             again = reasked(ask, question, messages, policy, shown, reply) if settings.local_answer_reask else None
-    except LLMDeadlineExceeded:
+    except (LLMDeadlineExceeded, Stopped) as exc:
         # The user has been reading the passages (and the first words) for a while: they stay the
-        # answer, cut, with their sources — never replaced by an apology for an outage.
-        if not screen.watching or not (quotes or screen.words.strip()):
+        # answer, cut, with their sources — never replaced by an apology for an outage. A «Стоп»
+        # keeps them too, even when nothing was on screen yet.
+        stopped = isinstance(exc, Stopped)
+        if not stopped and (not screen.watching or not (quotes or screen.words.strip())):
             raise
         return _Draft(reply=LLMReply(content=screen.words.strip()), fragments=shown,
                       query=gate.query if gate else None, searched=gate is not None, gate=gate, policy=policy,
-                      opened=opening, cut=True, nearest=on_screen(screen.words, quotes, shown))
+                      opened=opening, cut=True, stopped=stopped, nearest=on_screen(screen.words, quotes, shown))
     return _Draft(reply=again or reply, fragments=shown, query=gate.query if gate else None,
                   searched=gate is not None, gate=gate, policy=policy, opened=opening, reasked=again is not None)
 
@@ -271,7 +276,7 @@ def on_screen(words: str, quotes: list[Quote], shown: list[Fragment]) -> Checked
     parts = [f"{words.strip()} …"] if words.strip() else []
     if quotes:
         parts.append(passages_text(quotes))
-    used = sorted({q.fragment for q in quotes}) if quotes else list(range(1, len(shown) + 1))
+    used = sorted({q.fragment for q in quotes}) if quotes else list(range(1, len(shown) + 1)) if parts else []
     return CheckedAnswer(text="\n\n".join(parts), used=used, quoted=bool(quotes))
 
 
@@ -442,6 +447,11 @@ def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
     local = current_endpoint().is_local
     try:
         draft = (local_draft if local else remote_draft)(question, user_id, history, policy)
+    except Stopped:  # «Стоп» before anything was on screen (a remote model's answer is not streamed)
+        keep_pair(user_id, session_id, question, texts.ANSWER_STOPPED, retried)
+        report_turn("chat", user_id, [*policy.signal_names, "stopped_by_user"], policy.guards,
+                    ["the user stopped the answer"])
+        return ChatAnswer(text=texts.ANSWER_STOPPED, signals=policy.signal_names, guards=policy.guards)
     except LLMError as exc:
         log.error("no answer for user %s: %s", user_id, exc)
         if retried is None:  # a failed retry leaves its question's pair as it was
@@ -462,7 +472,10 @@ def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
     else:
         checked = pipeline.check(draft.reply, question, draft.fragments, searched=draft.searched)
     text = folded(pipeline.compose(checked, draft.fragments))
-    if draft.cut:
+    if draft.stopped:
+        text = f"{texts.ANSWER_STOPPED}\n\n{text}".strip()
+        policy.signals.append(Signal(name="stopped_by_user"))
+    elif draft.cut:
         text = f"{ANSWER_CUT}\n\n{text}"
         policy.signals.append(Signal(name="cut_by_deadline"))
     gate = draft.gate

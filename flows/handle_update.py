@@ -21,6 +21,7 @@ from grove.store import jobs
 from grove.core.messages import IncomingUpdate, Reply
 from grove.core.observe import flow
 from grove.core.runs import current_run, deadline
+from grove.core.shutdown import Stopped
 from grove.core.settings import get_settings
 from nodes.store import confirmations
 from nodes.store.chat_history import clean_chat
@@ -86,8 +87,12 @@ def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
     # turn nor the history it is stored in can overflow the window.
     question = fit_question(update.text or "")
     with typing_indicator(update.origin, update.chat_id), deadline(get_settings().chat_deadline), \
-            streaming(update.origin, update.chat_id) as draft:
-        answer = answering_flow()(question.text, update.user_id, state.session_id)
+            streaming(update.origin, update.chat_id, user_id=update.user_id) as draft:
+        try:
+            answer = answering_flow()(question.text, update.user_id, state.session_id)
+        except Stopped:  # «Стоп» in a flow that keeps nothing of a stopped answer (consultation, plans)
+            return [Reply(chat_id=update.chat_id, text=texts.ANSWER_STOPPED,
+                          replaces_message_id=draft.message_id if draft else None)]
     if answer.failed and (run := current_run()) is not None:
         run.fail(answer.failure or "no answer: the user got an apology")
     text = answer.text

@@ -31,11 +31,11 @@ class Api:
             raise failure
         self.calls.append((kind, text))
 
-    def send(self, chat_id: int, text: str) -> int:
+    def send(self, chat_id: int, text: str, stop: str | None = None) -> int:
         self._record("send", text)
         return 77
 
-    def edit(self, chat_id: int, message_id: int, text: str) -> None:
+    def edit(self, chat_id: int, message_id: int, text: str, stop: str | None = None) -> None:
         assert message_id == 77
         self._record("edit", text)
 
@@ -495,3 +495,95 @@ async def _settled(standin: TelegramStandin, user_id: int, message_id: int, time
             return next(m for m in standin.bot_messages(user_id) if m["message_id"] == message_id)["text"]
         await asyncio.sleep(0.05)
     raise AssertionError(f"message {message_id} still shows a draft")
+
+
+LONG_ANSWER = " ".join(["Весной малину подкармливают азотом, пятнадцать граммов мочевины на метр."] * 8)
+
+
+async def _until(condition, timeout: float = 60):  # type: ignore[no-untyped-def]
+    import asyncio
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if (found := condition()):
+            return found
+        await asyncio.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+@pytest.mark.asyncio
+async def test_the_stop_button_under_an_edited_draft_stops_the_model_and_keeps_what_was_shown(
+    standin: TelegramStandin, local: ScriptedLLM, store: str, user_id: int
+) -> None:
+    """«Стоп» under the streamed message: the model's stream is hung up (the server sees its client
+    go), and the reply is what was on screen, marked as stopped, stored as the user got it."""
+    from flows.texts import ANSWER_STOPPED
+
+    local.script(trickle(0.3, text(LONG_ANSWER)))  # ~30 s of words: the press comes long before the end
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        standin.send_text(user_id, "Чем подкормить малину весной?")
+        draft = (await standin.wait_for_bot_messages_async(user_id, 3, timeout=120))[2]
+        [[button]] = draft["reply_markup"]["inline_keyboard"]
+        assert button["text"] == "⏹ Стоп"
+        await _until(lambda: len(edits_of(standin, draft["message_id"])) >= 2)  # some words on screen
+        shown = edits_of(standin, draft["message_id"])[-1].removesuffix(MORE)
+        standin.press_button(user_id, button["callback_data"], message_id=draft["message_id"])
+
+        def replaced() -> str | None:  # the stopped words end «…» too: the marker tells the reply
+            text = next(m for m in standin.bot_messages(user_id) if m["message_id"] == draft["message_id"])["text"]
+            return text if text.startswith(ANSWER_STOPPED) else None
+        final = await _until(replaced)
+        await _until(lambda: len(standin.callback_answers()) >= 2)  # the mode's button, then «Стоп»
+    assert local.abandoned and local.abandoned[0] > 0  # the model was not left writing to no one
+    assert final.startswith(ANSWER_STOPPED)
+    assert shown.split()[:5] == final.removeprefix(ANSWER_STOPPED).split()[:5]  # what the user was reading
+    assert len(final.split()) < len(LONG_ANSWER.split())
+    message = next(m for m in standin.bot_messages(user_id) if m["message_id"] == draft["message_id"])
+    assert not message.get("reply_markup")  # the button went with the draft
+    assert len(standin.bot_messages(user_id)) == 3  # the reply replaced the draft
+    assert final == markdown_html(stored_answer(store, user_id))
+    assert standin.callback_answers()[-1].get("text") == "Останавливаю"
+
+
+@pytest.mark.asyncio
+async def test_telegrams_own_stop_on_a_draft_stops_the_model_and_keeps_what_was_shown(
+    standin: TelegramStandin, local: ScriptedLLM, store: str, user_id: int, env  # type: ignore[no-untyped-def]
+) -> None:
+    """Bot API 10.3: the draft is sent with `can_stop`; the user's stop comes as a
+    `stopped_message_generation` update, which the bot asks for by name."""
+    from flows.texts import ANSWER_STOPPED
+
+    env(GROVE_STREAM_DRAFTS="true")
+    local.script(trickle(0.3, text(LONG_ANSWER)))
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        standin.send_text(user_id, "Чем подкормить малину весной?")
+        await _until(lambda: len([d for d in standin.drafts(user_id) if d["text"]]) >= 2)
+        assert standin.stop_draft(user_id) is not None  # delivered: the bot asked for such updates
+        reply = (await standin.wait_for_bot_messages_async(user_id, 3, timeout=60))[2]["text"]
+    assert all(str(c["params"].get("can_stop")).lower() == "true" for c in standin.calls("sendMessageDraft"))
+    assert local.abandoned and local.abandoned[0] > 0
+    assert reply.startswith(ANSWER_STOPPED) and len(reply.split()) < len(LONG_ANSWER.split())
+    assert reply == markdown_html(stored_answer(store, user_id))
+
+
+@pytest.mark.asyncio
+async def test_a_stop_pressed_after_the_answer_does_nothing(
+    standin: TelegramStandin, local: ScriptedLLM, store: str, user_id: int
+) -> None:
+    local.script(trickle(0.02, text(ANSWER)))
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        standin.send_text(user_id, "Чем подкормить малину весной?")
+        draft = (await standin.wait_for_bot_messages_async(user_id, 3, timeout=120))[2]
+        data = draft["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
+        final = await _settled(standin, user_id, draft["message_id"])
+        answered = len(standin.callback_answers())  # the mode's button
+        standin.press_button(user_id, data, message_id=draft["message_id"], strict=False)  # an old screen
+        await _until(lambda: len(standin.callback_answers()) > answered)
+    assert "text" not in standin.callback_answers()[-1]  # answered quietly: nothing was stopped
+    assert len(standin.bot_messages(user_id)) == 3
+    assert next(m for m in standin.bot_messages(user_id) if m["message_id"] == draft["message_id"])["text"] == final
+    assert final.split() == ANSWER.split()

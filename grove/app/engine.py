@@ -272,10 +272,14 @@ def serve_lanes() -> None:
 
     from grove.app import warm
 
+    from grove.store import stops
+
     warming = warm.start()
+    listening = stops.start_listening(shutdown.stop_answer)  # «Стоп» pressed while this worker streams
     log.info("worker %s serving lanes on Prefect", worker.name)
     try:
         asyncio.run(serve())
     finally:
+        listening.set()
         shutdown.request()
         warm.settle(warming)

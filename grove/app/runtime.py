@@ -378,9 +378,8 @@ def run_bot(settings: Settings) -> None:
 
     Before taking new updates, replies and updates a crash left behind are finished.
     """
-    from telegram import Update
 
-    from grove.channels.bot import build_application, parse_stored, webhook_options
+    from grove.channels.bot import ALLOWED_UPDATES, build_application, parse_stored, webhook_options
     from grove.core.messages import IncomingUpdate
     from grove.app.dispatch import Dispatcher
     from grove.store import inbox
@@ -404,17 +403,21 @@ def run_bot(settings: Settings) -> None:
     if delivered or resumed:
         say(f"after the last stop: {delivered} replies delivered, {resumed} updates resumed")
     dispatcher.start()
-    application = build_application(settings, submit)
+    from grove.store import stops
+
+    # A «Стоп» for an answer streaming on a task worker goes to the workers (grove/store/stops.py).
+    application = build_application(settings, submit, stops.announce if settings.dispatch == "prefect" else None)
+    allowed_updates = ALLOWED_UPDATES
     stop_signals = (signal.SIGINT, signal.SIGTERM)
     try:
         if settings.telegram_webhook_url:
             say(f"Telegram bot on webhook {settings.telegram_webhook_url}")
-            application.run_webhook(**webhook_options(settings), allowed_updates=Update.ALL_TYPES,
+            application.run_webhook(**webhook_options(settings), allowed_updates=allowed_updates,
                                     stop_signals=stop_signals)
         else:
             say("Telegram bot polling for updates")
             application.run_polling(
-                allowed_updates=Update.ALL_TYPES,
+                allowed_updates=allowed_updates,
                 timeout=settings.telegram_poll_timeout,
                 stop_signals=stop_signals,
             )

@@ -32,19 +32,39 @@ from telegram.request import HTTPXRequest
 
 from grove.store import inbox
 from grove.store.db import StoreUnavailable
-from grove.core.messages import Attachment, ChatType, IncomingUpdate, parse_command
+from grove.core.messages import STOP_TOAST, Attachment, ChatType, IncomingUpdate, parse_command, stop_token
+from grove.core.shutdown import stop_answer
 from grove.core.settings import Settings
 
 log = logging.getLogger(__name__)
 
 Submit = Callable[[IncomingUpdate], Any]
+# Telegram's own stop on a draft (Bot API 10.3) is an update type this python-telegram-bot does
+# not list yet: asked for by name, or Telegram never sends it.
+ALLOWED_UPDATES = [*Update.ALL_TYPES, "stopped_message_generation"]
 App = Application[Any, Any, Any, Any, Any, Any]  # PTB's generic parameters (bot, context, data, job queue) are not narrowed here
 
 
 class DurableUpdateQueue(asyncio.Queue):  # type: ignore[type-arg]
-    """PTB's update queue, storing each update in the inbox before it is queued (see module doc)."""
+    """PTB's update queue, storing each update in the inbox before it is queued (see module doc).
+
+    A «Стоп» is taken here, on receipt, out of its user's order (their answer is the update in
+    flight) and is not stored: it means nothing once its answer is over."""
+
+    def __init__(self, announce: Callable[[int, int, int | None], object] | None = None) -> None:
+        super().__init__()
+        self.announce = announce  # carries a stop to other processes (turns on task workers)
+        self.stopped: dict[int, bool] = {}  # update id -> whether its «Стоп» stopped an answer
 
     async def put(self, item: Any) -> None:
+        if isinstance(item, Update) and (stop := stop_request(item)) is not None:
+            stopped = stop_answer(*stop)
+            if not stopped and self.announce is not None:
+                await asyncio.to_thread(self.announce, *stop)
+                stopped = True  # as far as the bot can tell: the worker streaming it will stop
+            self.stopped[item.update_id] = stopped
+            await super().put(item)  # for its handler to answer the press
+            return
         if isinstance(item, Update):
             try:
                 await asyncio.to_thread(store_update, item)
@@ -58,6 +78,22 @@ def store_update(update: Update) -> bool:
     user, chat = update.effective_user, update.effective_chat
     return inbox.store(update.update_id, user.id if user else None, chat.id if chat else None,
                        update.to_dict())
+
+
+def stop_request(update: Update) -> tuple[int, int, int | None] | None:
+    """(chat, token, user) of a «Стоп»: Telegram's own on a draft (`stopped_message_generation`,
+    Bot API 10.3, read from PTB's `api_kwargs`) or the button under a streamed answer."""
+    stopped = update.api_kwargs.get("stopped_message_generation")
+    if isinstance(stopped, dict):
+        chat, draft_id = stopped.get("chat"), stopped.get("draft_id")
+        if isinstance(chat, dict) and isinstance(chat.get("id"), int) and isinstance(draft_id, int):
+            return chat["id"], draft_id, chat["id"]  # drafts are private chats: the chat is the user
+        return None
+    query = update.callback_query
+    if query is None or not query.data or query.message is None:
+        return None
+    token = stop_token(query.data)
+    return (query.message.chat.id, token, query.from_user.id) if token is not None else None
 
 
 def parse_stored(payload: dict[str, Any]) -> IncomingUpdate | None:
@@ -201,8 +237,10 @@ def to_incoming(update: Update, bot: BotIdentity | None = None) -> IncomingUpdat
     )
 
 
-def build_application(settings: Settings, submit: Submit) -> App:
-    """A PTB Application against `settings.telegram_api_url` whose updates go to `submit`."""
+def build_application(settings: Settings, submit: Submit,
+                      announce: Callable[[int, int, int | None], object] | None = None) -> App:
+    """A PTB Application against `settings.telegram_api_url` whose updates go to `submit`;
+    a «Стоп» for an answer streaming in no process of this one goes to `announce`."""
     token = settings.bot_token
     if not token:
         raise RuntimeError("TELEGRAM_BOT_TOKEN is not set")
@@ -210,6 +248,11 @@ def build_application(settings: Settings, submit: Submit) -> App:
 
     async def on_update(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         if not isinstance(update, Update):
+            return
+        if stop_request(update) is not None:  # taken on receipt (`DurableUpdateQueue.put`)
+            stopped = queue.stopped.pop(update.update_id, False)
+            if update.callback_query is not None:
+                await update.callback_query.answer(STOP_TOAST if stopped else None)
             return
         incoming = to_incoming(update, (context.bot.username, context.bot.id))
         if incoming is None:
@@ -232,7 +275,8 @@ def build_application(settings: Settings, submit: Submit) -> App:
     async def announce_commands(application: App) -> None:
         await set_commands(application.bot, settings.admin_ids)
 
-    application = (ApplicationBuilder().bot(bot).update_queue(DurableUpdateQueue())
+    queue = DurableUpdateQueue(announce)
+    application = (ApplicationBuilder().bot(bot).update_queue(queue)
                    .post_init(announce_commands).build())
     application.add_handler(TypeHandler(Update, on_update))
     application.add_error_handler(on_error)

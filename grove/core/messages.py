@@ -100,3 +100,18 @@ class Reply(BaseModel):
     acknowledges_job: int | None = Field(
         default=None, description="the background job this reply acknowledges: the job edits it with progress"
     )
+
+
+STOP_PREFIX = "stop"
+STOP_TOAST = "Останавливаю"
+
+
+def stop_data(token: int) -> str:
+    """The callback data of the «Стоп» button under a streamed answer."""
+    return f"{STOP_PREFIX}:{token}"
+
+
+def stop_token(data: str) -> int | None:
+    """The answer's token in a «Стоп» button's callback data (None: another button)."""
+    prefix, _, token = data.partition(":")
+    return int(token) if prefix == STOP_PREFIX and token.isdigit() else None

@@ -128,7 +128,7 @@ class Task(Generic[P, R]):
         return self.task_run_name.format(**parameters)
 
     def _retryable(self, exc: BaseException) -> bool:
-        if isinstance(exc, NotRetryable):
+        if isinstance(exc, NotRetryable | shutdown.Stopped):
             return False
         return self.retry_condition_fn(exc) if self.retry_condition_fn else True
 
@@ -142,7 +142,7 @@ class Task(Generic[P, R]):
             with in_stage(stage):
                 result = self._attempts(args, kwargs, attempts)
         except BaseException as exc:
-            current.end_stage(stage, "FAILED", describe(exc), attempts[0])
+            current.end_stage(stage, "CANCELLED" if isinstance(exc, shutdown.Stopped) else "FAILED", describe(exc), attempts[0])
             raise
         current.end_stage(stage, "COMPLETED", attempts=attempts[0])
         return result

@@ -15,7 +15,8 @@ from __future__ import annotations
 import contextvars
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar, cast
 
 log = logging.getLogger(__name__)
@@ -24,6 +25,100 @@ R = TypeVar("R")
 
 class Interrupted(BaseException):
     """The process is stopping: the work in flight ends here and runs again after the restart."""
+
+
+class Stopped(Exception):
+    """The user stopped this answer («Стоп»): the model call in flight ends here, and the turn
+    finishes with what was on screen. Unlike `Interrupted` the turn is not run again."""
+
+
+class StopSwitch:
+    """One answer's own stop: thrown from another thread (the bot taking the user's press), it ends
+    this context's waits in `call` at once and runs the closers the calls registered (a streamed
+    model call shuts its socket, so the model server sees the client gone and frees its slot)."""
+
+    def __init__(self) -> None:
+        self._thrown = threading.Event()
+        self._closers: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+
+    @property
+    def thrown(self) -> bool:
+        return self._thrown.is_set()
+
+    def throw(self) -> None:
+        with self._lock:
+            if self._thrown.is_set():
+                return
+            self._thrown.set()
+            closers = list(self._closers)
+        for close in closers:
+            try:
+                close()
+            except Exception as exc:  # noqa: BLE001 - the stop goes on whatever one closer does
+                log.info("while stopping an answer: %s", exc)
+
+    @contextmanager
+    def closing(self, close: Callable[[], None]) -> Iterator[None]:
+        """`close` runs if the switch is thrown while the block runs (at once if it already was)."""
+        with self._lock:
+            self._closers.append(close)
+            late = self._thrown.is_set()
+        if late:
+            close()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._closers.remove(close)
+
+
+_answering: dict[tuple[int, int], tuple[int | None, StopSwitch]] = {}  # (chat, token) -> (user, switch)
+
+
+@contextmanager
+def answering(chat_id: int, token: int, user_id: int | None) -> Iterator[StopSwitch]:
+    """An answer streaming in `chat_id` that its user can stop by `token` (`stop_answer`); calls
+    in this block end with `Stopped` once stopped."""
+    switch = StopSwitch()
+    with _lock:
+        _answering[(chat_id, token)] = (user_id, switch)
+    try:
+        with stoppable(switch):
+            yield switch
+    finally:
+        with _lock:
+            _answering.pop((chat_id, token), None)
+
+
+def stop_answer(chat_id: int, token: int, user_id: int | None) -> bool:
+    """The user's «Стоп»: the answer streaming under `token` in `chat_id` in this process stops at
+    once. A press on an answer already over (or streaming elsewhere), or by someone other than
+    who asked, does nothing (False)."""
+    with _lock:
+        user, switch = _answering.get((chat_id, token), (None, None))
+    if switch is None or (user_id is not None and user is not None and user_id != user):
+        return False
+    log.info("chat %s: the user stopped the answer %s", chat_id, token)
+    switch.throw()
+    return True
+
+
+_switch: contextvars.ContextVar[StopSwitch | None] = contextvars.ContextVar("grove_stop_switch", default=None)
+
+
+def current_switch() -> StopSwitch | None:
+    return _switch.get()
+
+
+@contextmanager
+def stoppable(switch: StopSwitch) -> Iterator[StopSwitch]:
+    """Calls in this block end with `Stopped` once `switch` is thrown."""
+    token = _switch.set(switch)
+    try:
+        yield switch
+    finally:
+        _switch.reset(token)
 
 
 _requested = threading.Event()  # process-wide by nature: signals are
@@ -61,6 +156,9 @@ def on_request(callback: Callable[[], None]) -> None:
 def check() -> None:
     if _requested.is_set():
         raise Interrupted("the service is stopping")
+    switch = _switch.get()
+    if switch is not None and switch.thrown:
+        raise Stopped("the user stopped the answer")
 
 
 def wait(seconds: float) -> None:
@@ -89,14 +187,19 @@ def call(fn: Callable[[], R]) -> R:
         finally:
             done.set()
 
+    switch = _switch.get()
     threading.Thread(target=run, name="interruptible-call", daemon=True).start()
-    while not done.wait(0.2):
+    while not done.wait(0.05 if switch is not None else 0.2):
         if _requested.is_set():
             raise Interrupted("the service is stopping")
+        if switch is not None and switch.thrown:
+            raise Stopped("the user stopped the answer")
     ok, value = outcome[0]
     if not ok:
         if _requested.is_set():
             raise Interrupted("the service is stopping") from value
+        if switch is not None and switch.thrown:
+            raise Stopped("the user stopped the answer") from value
         raise value
     return cast(R, value)
 

@@ -32,8 +32,10 @@ from __future__ import annotations
 import functools
 import json
 import re
+import socket
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -365,13 +367,17 @@ def _streamed(url: str, payload: dict[str, Any], headers: dict[str, str], timeou
     parts: list[str] = []
     finish: str | None = None
     model = ""
+    switch = shutdown.current_switch()  # the user's «Стоп» hangs up at once
     try:
         with _client().stream("POST", url, json={**payload, "stream": True}, headers=headers,
-                              timeout=httpx.Timeout(timeout, connect=10.0)) as response:
+                              timeout=httpx.Timeout(timeout, connect=10.0)) as response, \
+                (switch.closing(lambda: _hang_up(response)) if switch is not None else nullcontext()):
             if response.status_code >= 400:
                 response.read()
                 _raise_for_status(response)
             for line in response.iter_lines():
+                if switch is not None and switch.thrown:
+                    raise shutdown.Stopped("the user stopped the answer")
                 if time.monotonic() > give_up:
                     raise httpx.ReadTimeout(f"no complete answer within {timeout:.0f} s")
                 if not line.startswith("data:"):
@@ -391,7 +397,11 @@ def _streamed(url: str, payload: dict[str, Any], headers: dict[str, str], timeou
                         if on_text is not None:
                             on_text("".join(parts))
                     finish = choice.get("finish_reason") or finish
-    except (httpx.TimeoutException, httpx.TransportError) as exc:
+    except (httpx.TimeoutException, httpx.TransportError, httpx.StreamError) as exc:
+        if switch is not None and switch.thrown:
+            raise shutdown.Stopped("the user stopped the answer") from exc
+        if isinstance(exc, httpx.StreamError):
+            raise
         if deadline_bound:
             raise LLMDeadlineExceeded(f"no answer within the turn's deadline: {exc!r}") from exc
         if isinstance(exc, httpx.TimeoutException):
@@ -400,6 +410,20 @@ def _streamed(url: str, payload: dict[str, Any], headers: dict[str, str], timeou
             raise LLMError(f"the local model gave no complete answer within {timeout:.0f} s") from exc
         raise TransientLLMError(f"LLM endpoint unreachable: {exc!r}") from exc
     return LLMReply(content="".join(parts), finish_reason=finish, model=model)
+
+
+def _hang_up(response: httpx.Response) -> None:
+    """End a streamed call from another thread: a blocked read is only woken by shutting the
+    socket down (closing it is not enough); the model server then sees its client gone."""
+    stream = response.extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+            return
+        except OSError:
+            pass
+    response.close()
 
 
 def _is_transient(exc: BaseException) -> bool:

@@ -36,7 +36,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from grove.core.messages import Origin
+from grove.core import shutdown
+from grove.core.messages import Origin, stop_data
 from grove.core.settings import get_settings
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ __all__ = ["Draft", "DraftApi", "DraftsRefused", "Screen", "after", "beneath", "
            "streaming", "watched"]
 
 MORE = " …"
+STOP_LABEL = "⏹ Стоп"
 GROUP_INTERVAL = 3.0  # seconds between edits in a group: Telegram allows 20 messages a minute there
 # A native draft is a preview Telegram keeps for 30 s: shown again before that while the model
 # is silent (reading a long prompt), or it vanishes.
@@ -55,14 +57,17 @@ _drafts_refused = threading.Event()  # the server refused sendMessageDraft once:
 class DraftApi(Protocol):
     """The Bot API calls a draft needs; raises `RetryLater` for flood control."""
 
-    def send(self, chat_id: int, text: str) -> int: ...
+    def send(self, chat_id: int, text: str, stop: str | None = None) -> int:
+        """A new message; `stop`: the callback data of a «Стоп» button under it."""
+        ...
 
-    def edit(self, chat_id: int, message_id: int, text: str) -> None: ...
+    def edit(self, chat_id: int, message_id: int, text: str, stop: str | None = None) -> None: ...
 
     def delete(self, chat_id: int, message_id: int) -> None: ...
 
     def draft(self, chat_id: int, draft_id: int, text: str) -> None:
-        """`sendMessageDraft`; raises `DraftsRefused` where the server has no such method."""
+        """`sendMessageDraft` with Telegram's own stop button (`can_stop`, Bot API 10.3; older
+        servers ignore it); raises `DraftsRefused` where the server has no such method."""
         ...
 
 
@@ -105,6 +110,7 @@ class Draft:
     clock: Callable[[], float] = time.monotonic
     schedule: Schedule | None = None
     draft_id: int | None = None  # set: Telegram's own animated draft (`sendMessageDraft`), no message
+    stop: str | None = None  # the callback data of the «Стоп» button under a draft message
     message_id: int | None = None
     shown: str = ""
     _refresh: Cancel | None = None
@@ -139,9 +145,9 @@ class Draft:
                 if not view:
                     return
         if self.message_id is None:
-            self.message_id = self.api.send(self.chat_id, view)
+            self.message_id = self.api.send(self.chat_id, view, stop=self.stop)
         else:
-            self.api.edit(self.chat_id, self.message_id, view)
+            self.api.edit(self.chat_id, self.message_id, view, stop=self.stop)
 
     def _keep_alive(self) -> None:
         """Show the native draft again before Telegram lets it lapse, unless newer text comes."""
@@ -343,11 +349,13 @@ class _TelegramApi:
         except RetryAfter as exc:
             raise RetryLater(retry_after_seconds(exc)) from exc
 
-    def send(self, chat_id: int, text: str) -> int:
-        return int(self._call(lambda b: b.send_message(chat_id=chat_id, text=text)).message_id)
+    def send(self, chat_id: int, text: str, stop: str | None = None) -> int:
+        markup = _stop_button(stop)
+        return int(self._call(lambda b: b.send_message(chat_id=chat_id, text=text, reply_markup=markup)).message_id)
 
-    def edit(self, chat_id: int, message_id: int, text: str) -> None:
-        self._call(lambda b: b.edit_message_text(text, chat_id=chat_id, message_id=message_id))
+    def edit(self, chat_id: int, message_id: int, text: str, stop: str | None = None) -> None:
+        markup = _stop_button(stop)
+        self._call(lambda b: b.edit_message_text(text, chat_id=chat_id, message_id=message_id, reply_markup=markup))
 
     def delete(self, chat_id: int, message_id: int) -> None:
         self._call(lambda b: b.delete_message(chat_id=chat_id, message_id=message_id))
@@ -356,13 +364,23 @@ class _TelegramApi:
         from telegram.error import BadRequest, EndPointNotFound, InvalidToken
 
         try:  # PTB reports a 404 from a method as InvalidToken, 22.x as EndPointNotFound
-            self._call(lambda b: b.send_message_draft(chat_id=chat_id, draft_id=draft_id, text=text))
+            self._call(lambda b: b.send_message_draft(chat_id=chat_id, draft_id=draft_id, text=text,
+                                                      api_kwargs={"can_stop": True, "keep_on_stop": True}))
         except (EndPointNotFound, InvalidToken, BadRequest) as exc:
             raise DraftsRefused(str(exc)) from exc
 
 
+def _stop_button(data: str | None) -> Any:
+    if data is None:
+        return None
+    from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+    return InlineKeyboardMarkup([[InlineKeyboardButton(STOP_LABEL, callback_data=data)]])
+
+
 @contextmanager
-def streaming(origin: Origin, chat_id: int, api: DraftApi | None = None) -> Iterator[Draft | None]:
+def streaming(origin: Origin, chat_id: int, api: DraftApi | None = None,
+              user_id: int | None = None) -> Iterator[Draft | None]:
     """Show the local model's answers of this block in a draft message (Telegram only, if enabled).
 
     Yields the draft (its ``message_id`` is what the final reply replaces) or None when nothing
@@ -374,15 +392,17 @@ def streaming(origin: Origin, chat_id: int, api: DraftApi | None = None) -> Iter
         return
     interval = settings.stream_edit_interval if chat_id > 0 else max(settings.stream_edit_interval, GROUP_INTERVAL)
     native = settings.stream_drafts and chat_id > 0 and not _drafts_refused.is_set()  # private chats only
+    stop = secrets.randbelow(2**31 - 1) + 1  # the native draft's id; the «Стоп» button's token
     draft = Draft(chat_id, api or _TelegramApi(), interval=interval, first_chars=settings.stream_first_chars,
-                  schedule=in_a_thread, draft_id=secrets.randbelow(2**31 - 1) + 1 if native else None)
+                  schedule=in_a_thread, draft_id=stop if native else None, stop=stop_data(stop))
     try:
         draft.start()
     except Exception as exc:  # noqa: BLE001 - the placeholder is a view: the turn goes on without it
         log.info("draft placeholder of chat %s not shown: %s", chat_id, exc)
     token = _sink.set(draft.show)
     try:
-        yield draft
+        with shutdown.answering(chat_id, stop, user_id):
+            yield draft
     except BaseException:
         draft.close()
         draft.discard()

@@ -16,7 +16,7 @@ from typing import Any
 
 from telegram.ext import Application
 
-from grove.channels.bot import build_application, parse_stored
+from grove.channels.bot import ALLOWED_UPDATES, build_application, parse_stored
 from grove.app.dispatch import Dispatcher
 from grove.core.settings import get_settings
 from grove.app.worker import JobWorker
@@ -48,7 +48,7 @@ async def running(app: Application, *, worker: bool = False) -> AsyncIterator[Ap
             if app.post_init is not None:  # run_polling / run_webhook call it after initialize()
                 await app.post_init(app)
             await app.start()
-            await app.updater.start_polling(poll_interval=0.0, timeout=1)
+            await app.updater.start_polling(poll_interval=0.0, timeout=1, allowed_updates=ALLOWED_UPDATES)
             try:
                 yield app
             finally:

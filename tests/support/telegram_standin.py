@@ -172,6 +172,7 @@ class TelegramStandin:
         self.validate_markup = validate_markup
         # An older Bot API server (before 9.3) has no sendMessageDraft: set True to be one.
         self.refuse_drafts = False
+        self._allowed_updates: list[str] | None = None  # getUpdates' allowed_updates (None: the default set)
         # Like a local Bot API server started with --local: getFile answers with an absolute path
         # to the file on its disk and has no download limit (set a folder to switch it on).
         self.local_dir: Path | None = None
@@ -431,6 +432,24 @@ class TelegramStandin:
             }
             return self._enqueue({"callback_query": query})
 
+    def stop_draft(self, user_id: int) -> JSONDict | None:
+        """The user taps Telegram's own stop on the draft streaming in their chat (Bot API 10.3):
+        only a draft sent with ``can_stop`` has the button. The `stopped_message_generation`
+        update is queued only when the bot asked for it in ``allowed_updates`` (it is not in the
+        default set of older clients); else None, as the press reaches no one."""
+        with self._lock:
+            drafts = [c for c in self._calls if c["method"].lower() == "sendmessagedraft" and c["response"].get("ok")
+                      and int(c["params"]["chat_id"]) == user_id]
+            if not drafts:
+                raise LookupError(f"no draft streams in chat {user_id}")
+            last = drafts[-1]["params"]
+            if str(last.get("can_stop")).lower() not in ("true", "1"):
+                raise ValueError(f"the draft in chat {user_id} has no stop button (sent without can_stop)")
+            if self._allowed_updates is None or "stopped_message_generation" not in self._allowed_updates:
+                return None
+            return self._enqueue({"stopped_message_generation": {
+                "chat": self._chat(user_id), "draft_id": int(last["draft_id"])}})
+
     def send_raw_update(self, update: JSONDict) -> JSONDict:
         """Queue any update JSON as given (even malformed), adding an ``update_id`` if it has none.
 
@@ -643,7 +662,12 @@ class TelegramStandin:
         if not all(v is None or isinstance(v, int | float) for v in (offset, limit, timeout)):
             raise _bad_request("wrong parameter in getUpdates request")
         limit = min(max(int(limit or 100), 1), 100)
+        allowed = params.get("allowed_updates")
+        if isinstance(allowed, str):
+            allowed = json.loads(allowed)
         with self._lock:
+            if allowed is not None:  # as Telegram: kept until a later call names others
+                self._allowed_updates = list(allowed) or None
             if self._webhook_url:
                 raise TelegramApiError(
                     409, "Conflict: can't use getUpdates method while webhook is active; "
