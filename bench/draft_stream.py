@@ -12,7 +12,10 @@ Each question is asked in a private chat twice, side by side: with `GROVE_STREAM
 (Telegram's own draft, `sendMessageDraft`) and `false` (one message, edited). Printed, medians
 over the questions: time from the question to the first thing on screen (the draft's placeholder,
 or the first message), to the first passage on screen, to the final answer; Bot API calls per
-answer (drafts, messages sent, edits). No Prefect server: the turn's record is not what is measured.
+answer (drafts, messages sent, edits). Then, per mode, a long answer is stopped once its first
+words are on screen (Telegram's own stop on the draft, or the «Стоп» button under the message):
+seconds from the press to the model's stream hung up (the scripted server sees its client go) and
+to the stopped reply on screen. No Prefect server: the turn's record is not what is measured.
 """
 
 from __future__ import annotations
@@ -56,6 +59,33 @@ async def ask(standin: Any, user_id: int, question: str) -> dict[str, float]:
     }
 
 
+async def stop(standin: Any, llm: Any, user_id: int, native: bool) -> dict[str, float]:
+    """A long answer stopped once its first words are on screen; seconds from the press."""
+    from flows.texts import ANSWER_STOPPED
+    from tests.support.scripted_llm import slow, text, trickle
+
+    llm.script(slow(3.0, trickle(0.1, text(" ".join([ANSWER] * 10)))))
+    before, before_calls, hung_up = len(standin.bot_messages(user_id)), len(standin.calls()), len(llm.abandoned_at)
+    standin.send_text(user_id, "Чем подкормить ремонтантную малину весной?")
+    while not any("Весной ремонтантную" in (c["params"].get("text") or "") for c in standin.calls()[before_calls:]):
+        await asyncio.sleep(0.02)
+    pressed = time.time()
+    if native:
+        standin.stop_draft(user_id)
+    else:
+        draft = standin.bot_messages(user_id)[before]
+        standin.press_button(user_id, draft["reply_markup"]["inline_keyboard"][0][0]["callback_data"],
+                             message_id=draft["message_id"])
+    while len(llm.abandoned_at) == hung_up:
+        await asyncio.sleep(0.01)
+    shown = float("nan")
+    while shown != shown:  # nan until the stopped reply is on screen
+        shown = seconds_to([c for c in standin.calls()[before_calls:] if c["response"].get("ok")], pressed,
+                           lambda c: (c["params"].get("text") or "").startswith(ANSWER_STOPPED))
+        await asyncio.sleep(0.01)
+    return {"hung_up": llm.abandoned_at[hung_up] - pressed, "shown": shown}
+
+
 async def run(questions: int) -> list[str]:
     from bench.cpu import describe_cpu
     from grove.core.settings import reset_settings
@@ -68,6 +98,7 @@ async def run(questions: int) -> list[str]:
     assert FACT in FACTS
     lines = [describe_cpu()]
     results: dict[str, list[dict[str, float]]] = {"true": [], "false": []}
+    stops: dict[str, list[dict[str, float]]] = {"true": [], "false": []}
     with TelegramStandin() as standin, ScriptedLLM(default=slow(3.0, trickle(0.1, text(ANSWER)))) as llm:
         os.environ.update(TELEGRAM_BOT_TOKEN="123456:TEST-TOKEN", GROVE_TELEGRAM_API_URL=standin.api_url,
                           GROVE_LOCAL_LLM_URL=llm.base_url, GROVE_LLM_RETRIES="0", GROVE_PLANNER="off",
@@ -82,6 +113,7 @@ async def run(questions: int) -> list[str]:
                 async with running(new_bot()):
                     await choose_chat(standin, user_id)
                     results[drafts].append(await ask(standin, user_id, "Чем подкормить ремонтантную малину весной?"))
+                    stops[drafts].append(await stop(standin, llm, user_id, native=drafts == "true"))
     lines.append("| | Telegram's draft | the edited message |")
     lines.append("|---|---|---|")
     for key, label, unit in (("first", "first thing on screen", "s"), ("passage", "the passage on screen", "s"),
@@ -90,6 +122,9 @@ async def run(questions: int) -> list[str]:
         cells = [statistics.median(r[key] for r in results[mode]) for mode in ("true", "false")]
         lines.append(f"| {label} (median of {questions}) | " +
                      " | ".join(f"{c:.2f} {unit}".strip() if unit else f"{c:.0f}" for c in cells) + " |")
+    for key, label in (("hung_up", "«Стоп» → the model's stream hung up"), ("shown", "«Стоп» → the stopped reply on screen")):
+        cells = [statistics.median(r[key] for r in stops[mode]) for mode in ("true", "false")]
+        lines.append(f"| {label} (median of {questions}) | " + " | ".join(f"{c:.2f} s" for c in cells) + " |")
     return lines
 
 

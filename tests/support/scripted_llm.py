@@ -111,6 +111,7 @@ class ScriptedLLM:
         self.default = default
         self.requests: list[Body] = []
         self.abandoned: list[int] = []  # per stream the client left: pieces never sent
+        self.abandoned_at: list[float] = []  # when (wall clock) each of those streams ended
         self._lock = threading.Lock()
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
@@ -178,6 +179,7 @@ class ScriptedLLM:
         finally:  # cancelled by Starlette when the client goes away, or returned above
             if sent < len(pieces):
                 self.abandoned.append(len(pieces) - sent)
+                self.abandoned_at.append(time.time())
 
     def __enter__(self) -> ScriptedLLM:
         self._thread.start()
