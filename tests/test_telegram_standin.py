@@ -277,6 +277,39 @@ async def test_message_drafts_stream_in_private_chats_only(standin: TelegramStan
 
 
 @pytest.mark.asyncio
+async def test_folded_quotes_are_checked_as_telegram_checks_them(standin: TelegramStandin) -> None:
+    app = build_app(standin)
+    async with app:
+        await app.bot.send_message(ALICE, "Ответ.\n<blockquote expandable>«цитата»</blockquote>", parse_mode="HTML")
+        with pytest.raises(BadRequest, match="can't be nested"):
+            await app.bot.send_message(ALICE, "<blockquote>a<blockquote expandable>b</blockquote></blockquote>",
+                                       parse_mode="HTML")
+        with pytest.raises(BadRequest, match=r"(?i)unsupported attribute"):
+            await app.bot.send_message(ALICE, "<blockquote collapsed>b</blockquote>", parse_mode="HTML")
+    assert [m["text"][:6] for m in standin.bot_messages(ALICE)] == ["Ответ."]
+
+
+@pytest.mark.asyncio
+async def test_a_draft_sent_with_can_stop_can_be_stopped_by_the_user(standin: TelegramStandin) -> None:
+    """Bot API 10.3: Telegram's stop button shows only on a draft sent with `can_stop`, and its
+    `stopped_message_generation` update reaches only a bot that asked for it in allowed_updates."""
+    app = build_app(standin)
+    async with app:
+        await app.bot.send_message_draft(ALICE, draft_id=9, text="Малину …")
+        with pytest.raises(ValueError, match="no stop button"):
+            standin.stop_draft(ALICE)
+        await app.bot.send_message_draft(ALICE, draft_id=9, text="Малину весной …",
+                                         api_kwargs={"can_stop": True})
+        await app.bot.get_updates(timeout=0)  # the default set: the update is not asked for
+        assert standin.stop_draft(ALICE) is None
+        await app.bot.get_updates(timeout=0, allowed_updates=["message", "stopped_message_generation"])
+        queued = standin.stop_draft(ALICE)
+        [update] = await app.bot.get_updates(timeout=0)
+    assert queued is not None and update.api_kwargs["stopped_message_generation"]["draft_id"] == 9
+    assert update.api_kwargs["stopped_message_generation"]["chat"]["id"] == ALICE
+
+
+@pytest.mark.asyncio
 async def test_real_but_unimplemented_method_says_so(standin: TelegramStandin) -> None:
     app = build_app(standin)
     async with app:

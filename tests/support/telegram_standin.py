@@ -1266,6 +1266,10 @@ class _HtmlChecker(html.parser.HTMLParser):
         if self.error is None:
             if tag not in _HTML_TAGS or (tag == "span" and ("class", "tg-spoiler") not in attrs):
                 self.error = f'Unsupported start tag "{tag}" at byte offset {self._offset()}'
+            elif tag == "blockquote" and "blockquote" in self.stack:  # Telegram: blockquotes can't be nested
+                self.error = f"Can't parse entities: blockquote can't be nested at byte offset {self._offset()}"
+            elif tag == "blockquote" and any(name != "expandable" for name, _ in attrs):
+                self.error = f'Unsupported attribute of tag "blockquote" at byte offset {self._offset()}'
             else:
                 self.stack.append(tag)
 
