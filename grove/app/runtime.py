@@ -282,6 +282,17 @@ def start_llm(settings: Settings, stack: Stack, *, quiet: bool = False) -> None:
         say(f"LLM: local {settings.local_llm_model} at {url} (offline default; {server.device})")
 
 
+def check_reranker_setting(settings: Settings) -> None:
+    """A typo in GROVE_RERANKER stops the start with the choices, not the first question."""
+    from nodes.retrieval.rerankers import check_reranker
+
+    try:
+        check_reranker(settings.reranker)
+    except ValueError as exc:
+        say(f"GROVE_RERANKER: {exc}")
+        raise SystemExit(2) from exc
+
+
 def announce_embeddings(settings: Settings) -> None:
     """Say which embedding runtime and device serve this run (the model itself loads on first use)."""
     from nodes.embedding.embedding_runtime import describe_runtime, resolve_device
@@ -342,6 +353,7 @@ def up(*, console: bool | None = None) -> int:
     warming: threading.Thread | None = None
     with stack.exit:
         try:
+            check_reranker_setting(settings)  # before anything starts
             claim_up(settings, stack)
             start_store(settings, stack)
             start_prefect(get_settings(), stack)

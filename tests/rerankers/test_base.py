@@ -66,6 +66,18 @@ def test_any_other_name_is_a_cross_encoder_on_the_device_asked_for() -> None:
     assert (stage.model_name, stage.name, stage.device) == ("Org/Multilingual-Reranker",) * 2 + ("cuda:1",)
 
 
+@pytest.mark.parametrize("typo", ["bm25fusion", "cross-encoder", "bge-reranker-v2-m3"])
+def test_a_name_that_is_no_stage_hub_id_or_folder_is_refused_with_the_choices(typo: str) -> None:
+    """A typo in GROVE_RERANKER is said at start (`grove up`), not looked up on the hub at the
+    first question."""
+    with pytest.raises(ValueError, match=r"unknown reranker .*bm25-fusion, none"):
+        get_reranker(typo)
+
+
+def test_a_folder_is_a_cross_encoder(tmp_path: Path) -> None:
+    assert rerankers.check_reranker(str(tmp_path)) == str(tmp_path)
+
+
 @pytest.fixture
 def extra_stage_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A second folder on the package's path, as if one more module were added to it."""
@@ -103,5 +115,5 @@ def test_a_new_module_with_a_reranker_is_a_new_stage(extra_stage_dir: Path) -> N
 
 def test_two_stages_with_one_name_are_refused(extra_stage_dir: Path) -> None:
     (extra_stage_dir / "another_none.py").write_text(STAGE.format(name="none"), encoding="utf-8")
-    with pytest.raises(RuntimeError, match="two rerank stages are called 'none'"):
+    with pytest.raises(RuntimeError, match=r"two plug-ins share a name: \['none'\]"):
         rerankers._discover()

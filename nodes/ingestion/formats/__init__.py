@@ -12,28 +12,16 @@ the file's kind and lists what is supported.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import zipfile
 
 from nodes.ingestion.formats.base import Format, Upload, unsupported
 from grove.core.ingest_types import IngestError
+from grove.core.plugins import discover
 
 
-def _discover() -> tuple[Format, ...]:
-    found: list[Format] = []
-    for module in pkgutil.iter_modules(__path__):
-        declared = getattr(importlib.import_module(f"{__name__}.{module.name}"), "FORMAT", None)
-        if isinstance(declared, Format):
-            found.append(declared)
-    names = [f.name for f in found]
-    duplicated = {n for n in names if names.count(n) > 1}
-    if duplicated:
-        raise RuntimeError(f"two file formats share a name: {sorted(duplicated)}")
-    return tuple(sorted(found, key=lambda f: (f.order, f.name)))
-
-
-FORMATS: tuple[Format, ...] = _discover()
+FORMATS: tuple[Format, ...] = tuple(sorted(
+    discover(__name__, __path__, "FORMAT", lambda d: isinstance(d, Format), lambda f: f.name),
+    key=lambda f: (f.order, f.name)))
 
 
 def file_kinds() -> str:

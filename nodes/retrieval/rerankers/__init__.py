@@ -5,7 +5,7 @@ per chunk blurs exact terms (a package name, a command, an inflected Russian wor
 look at the 30 candidates can pay off. Each stage is a module here defining `RERANKER`, a class
 meeting `Reranker` with a `name` and a constructor without arguments; the package finds them,
 so adding a stage is one module and its test. Any other name is a CrossEncoder (hub id or
-folder, `cross_encoder.py`).
+folder, `cross_encoder.py`); a name that is none of these is refused (`check_reranker`).
 
 Which stage is the default is measured by ``bench/retrieval_eval.py`` through the production
 ingest and query path (figures in ``bench/README.md``): on natural questions over real manuals
@@ -19,9 +19,10 @@ No stage holds database code: a caller passes the candidates it already has.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Callable
+from pathlib import Path
+
+from grove.core.plugins import discover
 
 from nodes.retrieval.rerankers.base import DEFAULT_TOP_K, Candidate, Ranked, Reranker, take
 from nodes.retrieval.rerankers.cross_encoder import CrossEncoderReranker
@@ -31,29 +32,34 @@ DEFAULT_OFFLINE_RERANKER = "bm25-fusion"
 
 
 def _discover() -> dict[str, Callable[[], Reranker]]:
-    found: dict[str, Callable[[], Reranker]] = {}
-    for module in pkgutil.iter_modules(__path__):
-        stage = getattr(importlib.import_module(f"{__name__}.{module.name}"), "RERANKER", None)
-        if stage is not None:
-            if stage.name in found:
-                raise RuntimeError(f"two rerank stages are called {stage.name!r}")
-            found[stage.name] = stage
-    return found
+    """Every module here that defines `RERANKER`, by the stage's name."""
+    stages = discover(__name__, __path__, "RERANKER", lambda _: True, lambda stage: str(stage.name))
+    return {stage.name: stage for stage in stages}
 
 
 RERANKERS: dict[str, Callable[[], Reranker]] = _discover()
 RERANKER_NAMES: tuple[str, ...] = tuple(sorted(RERANKERS))
 
 
-def get_reranker(name: str, *, device: str = "cpu") -> Reranker:
-    """A stage by name: a registered one (`RERANKER_NAMES`), "default" (the measured offline
-    default), "" (none), or anything else = a CrossEncoder hub id or folder."""
+def check_reranker(name: str) -> str:
+    """The stage `name` means: a registered one, "default", "" (none), a CrossEncoder hub id
+    (`org/model`) or a folder. Anything else is a typo, said at once rather than looked up on
+    the hub at the first question (ValueError)."""
     key = name.strip() or "none"
     if key.lower() == "default":
-        key = DEFAULT_OFFLINE_RERANKER
+        return DEFAULT_OFFLINE_RERANKER
+    if key.lower() in RERANKERS or "/" in key or Path(key).expanduser().is_dir():
+        return key
+    raise ValueError(f"unknown reranker {name!r}: one of {', '.join(RERANKER_NAMES)}, 'default', "
+                     "a CrossEncoder hub id (org/model) or a folder")
+
+
+def get_reranker(name: str, *, device: str = "cpu") -> Reranker:
+    """A stage by name (see `check_reranker`)."""
+    key = check_reranker(name)
     stage = RERANKERS.get(key.lower())
     return stage() if stage is not None else CrossEncoderReranker(key, device=device)
 
 
 __all__ = ["DEFAULT_OFFLINE_RERANKER", "DEFAULT_TOP_K", "RERANKERS", "RERANKER_NAMES", "Candidate",
-           "CrossEncoderReranker", "Ranked", "Reranker", "get_reranker", "take"]
+           "CrossEncoderReranker", "Ranked", "Reranker", "check_reranker", "get_reranker", "take"]
