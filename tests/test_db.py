@@ -147,3 +147,30 @@ def test_another_thread_inside_a_unit_has_its_own_transaction(pg_url: str, chat:
         assert stored(pg_url, chat) == ["ветка"]  # committed on its own, at once
         raise RuntimeError("the turn failed")
     assert stored(pg_url, chat) == ["ветка"]
+
+
+def test_a_connection_dropped_while_idle_is_never_handed_out(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pool asks a connection that sat idle whether Postgres still holds it; one back a moment
+    ago is handed out as it is (the check is a round trip per transaction)."""
+    from psycopg_pool import ConnectionPool
+
+    from grove.store import db
+
+    asked: list[int] = []
+    real_check = ConnectionPool.check_connection
+    monkeypatch.setattr(ConnectionPool, "check_connection",
+                        staticmethod(lambda conn: (asked.append(conn.info.backend_pid), real_check(conn))[1]))
+    with transaction() as conn:
+        held = conn
+    db._check(held)  # back a moment ago
+    assert asked == []
+    with psycopg.connect(pg_url, autocommit=True) as admin:  # Postgres drops the pool's connections …
+        pids = [conn.info.backend_pid for conn in list(db._returned)]
+        admin.execute("select pg_terminate_backend(pid) from unnest(%s::int[]) as pid", (pids,))
+    with db._returned_lock:  # … while they sat idle longer than the pool trusts them
+        for conn in list(db._returned):
+            db._returned[conn] -= db.CHECK_AFTER_IDLE
+    for _ in range(len(pids) + 1):
+        with transaction() as conn:  # every connection the pool hands out works
+            assert conn.execute("select 1 as one").fetchone() == {"one": 1}
+    assert asked  # the idle ones were asked
