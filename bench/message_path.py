@@ -42,6 +42,8 @@ from typing import Any, ClassVar
 
 import psutil
 
+from bench.support import quiet, tree
+
 ROOT = Path(__file__).resolve().parent.parent
 
 ECHO_BOT = """
@@ -249,23 +251,7 @@ class GroveUp:
         """Wait until grove's processes have gone quiet: the warm-up (vocabulary, morphology,
         query embedder) loads in the background after "ready", and its seconds of CPU belong
         to the start, not to the updates of the burst that follows."""
-        def cpu() -> float:
-            total = 0.0
-            for process in [psutil.Process(self.process.pid), *psutil.Process(self.process.pid).children(True)]:
-                try:
-                    times = process.cpu_times()
-                    total += times.user + times.system
-                except psutil.Error:
-                    pass
-            return total
-        deadline = time.monotonic() + limit
-        last = cpu()
-        while time.monotonic() < deadline:
-            time.sleep(still)
-            now = cpu()
-            if now - last < 0.05 * still:
-                return
-            last = now
+        quiet(lambda: tree(self.process.pid), still=still, limit=limit, tolerance=0.05)
 
     def _read(self) -> None:
         assert self.process.stdout is not None

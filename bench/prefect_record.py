@@ -38,13 +38,14 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 import psutil
+
+from bench.support import cpu_of, quiet, tree
 
 STAGES = [("load-history", 0.002), ("route", 0.001), ("embed-query", 0.1), ("retrieve", 0.02),
           ("draft", 0.05), ("check-answer", 0.005), ("store-pair", 0.003), ("queue-replies", 0.002)]
@@ -57,33 +58,6 @@ QUIET = {**LEAN, "PREFECT_SERVER_SERVICES_EVENT_PERSISTER_ENABLED": "false"}
 SERVICES = {"default": {}, "lean": LEAN, "quiet": QUIET}
 
 
-def cpu_of(processes: list[psutil.Process]) -> float:
-    total = 0.0
-    for process in processes:
-        try:
-            times = process.cpu_times()
-            total += times.user + times.system
-        except psutil.Error:
-            pass
-    return total
-
-
-def tree(pid: int) -> list[psutil.Process]:
-    root = psutil.Process(pid)
-    return [root, *root.children(recursive=True)]
-
-
-def quiet(processes: Callable[[], list[psutil.Process]], still: float = 2.0, limit: float = 600) -> float:
-    """Wait until the processes' CPU stays flat for `still` seconds; returns seconds waited."""
-    began = time.monotonic()
-    last = cpu_of(processes())
-    while time.monotonic() - began < limit:
-        time.sleep(still)
-        now = cpu_of(processes())
-        if now - last < 0.02 * still:
-            return time.monotonic() - began - still
-        last = now
-    return time.monotonic() - began
 
 
 class Turn:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+import psutil
 
 
 @contextmanager
@@ -29,3 +32,33 @@ def temporary_store() -> Iterator[str]:
     finally:
         close_pool()
         server.stop()
+
+
+def cpu_of(processes: list[psutil.Process]) -> float:
+    total = 0.0
+    for process in processes:
+        try:
+            times = process.cpu_times()
+            total += times.user + times.system
+        except psutil.Error:
+            pass
+    return total
+
+
+def tree(pid: int) -> list[psutil.Process]:
+    root = psutil.Process(pid)
+    return [root, *root.children(recursive=True)]
+
+
+def quiet(processes: Callable[[], list[psutil.Process]], still: float = 2.0, limit: float = 600,
+          tolerance: float = 0.02) -> float:
+    """Wait until the processes use under `tolerance` of a core for `still` seconds; returns seconds waited."""
+    began = time.monotonic()
+    last = cpu_of(processes())
+    while time.monotonic() - began < limit:
+        time.sleep(still)
+        now = cpu_of(processes())
+        if now - last < tolerance * still:
+            return time.monotonic() - began - still
+        last = now
+    return time.monotonic() - began
