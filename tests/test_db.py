@@ -7,12 +7,15 @@ The database tests write outbox rows of a chat only they use and remove them aft
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import psycopg
 import pytest
 
+from grove.core.settings import get_settings
 from grove.store.db import (
     StoreUnavailable,
     database_url,
@@ -151,7 +154,8 @@ def test_another_thread_inside_a_unit_has_its_own_transaction(pg_url: str, chat:
 
 def test_a_connection_dropped_while_idle_is_never_handed_out(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The pool asks a connection that sat idle whether Postgres still holds it; one back a moment
-    ago is handed out as it is (the check is a round trip per transaction)."""
+    ago is handed out as it is (the check is a round trip per transaction). A full pool of dropped
+    connections is found at the first failed check, not one by one within the pool's timeout."""
     from psycopg_pool import ConnectionPool
 
     from grove.store import db
@@ -160,9 +164,13 @@ def test_a_connection_dropped_while_idle_is_never_handed_out(pg_url: str, monkey
     real_check = ConnectionPool.check_connection
     monkeypatch.setattr(ConnectionPool, "check_connection",
                         staticmethod(lambda conn: (asked.append(conn.info.backend_pid), real_check(conn))[1]))
-    with transaction() as conn:
-        held = conn
-    db._check(held)  # back a moment ago
+    with ExitStack() as stack:  # the pool at its largest: Postgres restarting finds it full
+        held = [stack.enter_context(transaction()) for _ in range(get_settings().db_pool_max)]
+    deadline = time.monotonic() + 60  # the pool takes them back on its own worker (it resets them)
+    while db.get_pool().get_stats().get("pool_available", 0) < len(held) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    asked.clear()  # new ones were asked once, before they were first handed out
+    db._check(held[0])  # back a moment ago
     assert asked == []
     with psycopg.connect(pg_url, autocommit=True) as admin:  # Postgres drops the pool's connections …
         pids = [conn.info.backend_pid for conn in list(db._returned)]

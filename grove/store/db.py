@@ -90,7 +90,22 @@ def _check(conn: Connection) -> None:
     with _returned_lock:
         returned = _returned.get(conn)
     if returned is None or time.monotonic() - returned >= CHECK_AFTER_IDLE:
-        ConnectionPool.check_connection(conn)
+        try:
+            ConnectionPool.check_connection(conn)
+        except Exception:
+            _check_the_rest()
+            raise
+
+
+def _check_the_rest() -> None:
+    """One dropped connection means Postgres restarted or cut idle ones: check every idle one now.
+
+    Without this the pool finds them one by one, backing off 1, 2, 4, 8 s between failed checks,
+    and a full pool of dropped connections outlasts its 10 s timeout. Now the next attempt (≈ 1 s
+    later) gets a fresh connection."""
+    pool = _pool
+    if pool is not None:
+        pool.check()
 
 
 def get_pool(settings: Settings | None = None) -> ConnectionPool[Connection]:
