@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import re
@@ -96,7 +97,8 @@ def test_up_runs_the_flows_and_stops_cleanly_keeping_data() -> None:
     first.expect("Режим «Чат» включён")
     postmaster = psutil.Process(_postmaster_pid(data_dir))
     children = first.family()
-    assert any("prefect.server.api.server:create_app" in p.cmdline() for p in children)
+    named = {p.pid: " ".join(p.cmdline())[:160] for p in children}
+    assert any("prefect.server.api.server:create_app" in line for line in named.values())
     # `grove ask` beside a running `grove up` uses its Postgres, Prefect and local model: it starts
     # none of its own (they would not get the ports) and stops none of those when it ends.
     asked = subprocess.run([sys.executable, "-m", "grove.app.cli", "ask", "Ответь одним словом: как по-русски cat?",
@@ -104,7 +106,8 @@ def test_up_runs_the_flows_and_stops_cleanly_keeping_data() -> None:
                            check=False)
     assert asked.returncode == 0 and asked.stdout.strip(), asked.stdout + asked.stderr
     assert not NOISE.search(asked.stdout + asked.stderr), asked.stdout + asked.stderr
-    assert all(p.is_running() for p in [postmaster, *children])
+    assert postmaster.is_running()
+    assert [named[p.pid] for p in children if not p.is_running()] == [], (named, "".join(first.seen[-40:]))
     assert {p.pid for p in children} <= {p.pid for p in first.family()}
     assert first.interrupt() == 0
     for process in [postmaster, *children]:
@@ -171,4 +174,20 @@ def test_an_embedded_postgres_that_dies_is_restarted_and_the_service_goes_on() -
     up.expect("Postgres is back", timeout=120)
     up.type("/start")
     up.expect("Выберите режим работы")
+    assert up.interrupt() == 0
+
+
+def test_a_worker_or_flow_server_that_dies_is_said_and_started_again() -> None:
+    data_dir = Path(tempfile.mkdtemp(prefix="grove-up-child-"))
+    data_dir.chmod(0o755)
+    up = Up(data_dir, free_port(), free_port())
+    up.expect("ready in")
+    for name, pid_file in [("worker", data_dir / "run" / "worker.pid"), ("served flows", data_dir / "run" / "serve.pid")]:
+        dead = json.loads(pid_file.read_text())["pid"]
+        os.kill(dead, signal.SIGKILL)  # the child dies under the running service
+        said = up.expect(f"{name} stopped unexpectedly; restarting it", timeout=60)
+        assert "exit code -9" in said, said
+        up.expect(f"{name} is back", timeout=60)
+        again = json.loads(pid_file.read_text())["pid"]
+        assert again != dead and again in {p.pid for p in up.family()}
     assert up.interrupt() == 0

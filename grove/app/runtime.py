@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from typing import Protocol
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,10 +120,7 @@ def start_store(settings: Settings, stack: Stack, *, quiet: bool = False) -> str
         url = server.start()
         if not already or stack.after_crash:  # a crashed run's server is ours to stop now
             stack.exit.callback(_stop_postgres, server, quiet)
-            watching = threading.Event()
-            threading.Thread(target=watch_postgres, args=(server, watching), name="postgres-watchdog",
-                             daemon=True).start()
-            stack.exit.callback(watching.set)  # runs first: the watchdog stops before Postgres does
+            keep_running("Postgres", server, stack)
         if not quiet:
             say(f"embedded Postgres on 127.0.0.1:{settings.pg_port}, data in {server.data_dir}")
     applied = prepare_database(configure(database_url=url))
@@ -135,28 +133,42 @@ def start_store(settings: Settings, stack: Stack, *, quiet: bool = False) -> str
 RESTART_DELAYS = [1.0, 2.0, 5.0, 10.0, 30.0]
 
 
-def watch_postgres(server: EmbeddedPostgres, stop: threading.Event, every: float = 2.0) -> None:
-    """Restart the embedded Postgres when it dies (with back-off, said in the log), so the bot
-    takes and answers the messages written meanwhile once it is back: Telegram keeps them, the
-    inbox refuses nothing it acknowledged."""
-    from grove.infra.postgres_server import EmbeddedPostgresError
+class Restartable(Protocol):
+    """A part `grove up` keeps running: asked whether it runs, started again when it died."""
 
+    def is_running(self) -> bool: ...
+    def start(self) -> object: ...
+    def describe_exit(self) -> str: ...
+
+
+def watch(name: str, part: Restartable, stop: threading.Event, every: float = 2.0) -> None:
+    """Start `part` again when it dies (with back-off, said on the console), so one crash does not
+    leave the service half up: a dead Postgres takes the messages written meanwhile once it is back
+    (Telegram keeps them, the inbox refuses nothing it acknowledged); a dead worker or flow server
+    would otherwise leave indexing or the UI's runs waiting unseen until the next `grove up`."""
     attempt = 0
     while not stop.wait(every):
-        if shutdown.requested() or server.is_running():
+        if shutdown.requested() or part.is_running():
             attempt = 0
             continue
-        say(f"Postgres stopped unexpectedly; restarting it (attempt {attempt + 1})")
+        say(f"{name} stopped unexpectedly; restarting it (attempt {attempt + 1}{part.describe_exit()})")
         try:
-            server.start()
-        except EmbeddedPostgresError as exc:
+            part.start()
+        except Exception as exc:  # noqa: BLE001 - said, then tried again after the back-off
             delay = RESTART_DELAYS[min(attempt, len(RESTART_DELAYS) - 1)]
             attempt += 1
-            say(f"Postgres did not restart ({str(exc).splitlines()[0]}); trying again in {delay:.0f} s")
+            say(f"{name} did not restart ({str(exc).splitlines()[0]}); trying again in {delay:.0f} s")
             stop.wait(delay)
         else:
-            say("Postgres is back")
+            say(f"{name} is back")
             attempt = 0
+
+
+def keep_running(name: str, part: Restartable, stack: Stack) -> None:
+    """Watch `part` until `grove up` stops; the watch ends before the part is stopped."""
+    watching = threading.Event()
+    threading.Thread(target=watch, args=(name, part, watching), name=f"{name}-watchdog", daemon=True).start()
+    stack.exit.callback(watching.set)  # callbacks run last-in first-out: the watch ends first
 
 
 def _stop_postgres(server: EmbeddedPostgres, quiet: bool = False) -> None:
@@ -320,6 +332,7 @@ def start_flow_server(settings: Settings, stack: Stack) -> None:
                          log_file=settings.data_dir / "logs" / "serve.log")
     child.start()
     stack.exit.callback(_stop_child_server, child, "served flows")
+    keep_running("served flows", child, stack)
 
 
 def start_worker(settings: Settings, stack: Stack) -> None:
@@ -332,6 +345,7 @@ def start_worker(settings: Settings, stack: Stack) -> None:
                          log_file=settings.data_dir / "logs" / "worker.log")
     child.start()
     stack.exit.callback(_stop_child_server, child, "worker")
+    keep_running("worker", child, stack)
 
 
 def _sigterm_as_interrupt(signum: int, frame: object) -> None:

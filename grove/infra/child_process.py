@@ -100,14 +100,20 @@ class ChildProcess:
         self.stop()
         raise ChildStartError(f"{self.name} not ready after {timeout:.0f} s:\n{self.tail()}")
 
-    def running(self) -> bool:
+    def is_running(self) -> bool:
         return self.process is not None and self.process.poll() is None
+
+    def describe_exit(self) -> str:
+        """How it ended, for the console: the exit code and where its output went."""
+        code = self.process.poll() if self.process is not None else None
+        where = f", see {self.log_file}" if self.log_file is not None else ""
+        return f"; exit code {code}{where}"
 
     def stop(self, timeout: float = 5.0) -> None:
         """SIGTERM the group, SIGKILL what is left after `timeout`."""
         if self.pid_file is not None:
             self.pid_file.unlink(missing_ok=True)
-        if not self.running():
+        if not self.is_running():
             return
         assert self.process is not None
         group = os.getpgid(self.process.pid)

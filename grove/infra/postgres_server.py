@@ -214,6 +214,9 @@ class EmbeddedPostgres:
             return False
         return self._run(["pg_ctl", "-D", str(self.data_dir), "status"]).returncode == 0
 
+    def describe_exit(self) -> str:
+        return f"; see {self.log_file}"
+
     def start(self) -> str:
         """Start (initialising first if needed) and return the connection URL."""
         self.initialise()
