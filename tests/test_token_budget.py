@@ -6,6 +6,7 @@ only, no weights loaded, no server), as tests/test_context_window.py does.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -29,6 +30,46 @@ def test_longer_text_never_counts_fewer_tokens() -> None:
     assert counts == sorted(counts) and counts[0] == 0
     assert counts[-1] > counts[len(words) // 2] > 0
     assert count_tokens(text + " " + text) > count_tokens(text)
+
+
+MULTILINE = [
+    LINES,
+    "Правила:\n- Отвечай по-русски.\n\n  Отступ\n\t\nТаб\r\nCRLF\n.\n,\n«цитата»\n```\ncode()\n```",
+    "\n\nначало с пустых строк\n   \nпробелы\n\n\n\nконец\n",
+    "[1] (pdf: руководство.pdf, стр. 12) «Файл main3.lua»\n[2] (docx: faq.docx) «Настройки > Язык»\n",
+]
+
+
+@pytest.mark.parametrize("text", MULTILINE)
+def test_a_text_counted_line_by_line_counts_as_the_model_reads_it_whole(text: str) -> None:
+    from nodes.answering import token_budget
+
+    path = token_budget.tokenizer_path()
+    assert token_budget._lines_add_up(path)  # the shipped vocabulary allows it, or this is moot
+    whole = len(token_budget._vocabulary(path).tokenize(text.encode("utf-8"), add_bos=False, special=False))
+    assert count_tokens(text) == whole
+    assert len(token_budget._LINE_START.split(text)) > 1
+
+
+def test_a_vocabulary_whose_merges_cross_lines_is_counted_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    from nodes.answering import token_budget
+
+    real = token_budget._count.__wrapped__
+    counted: list[str] = []
+
+    def merging(path: str, text: str) -> int:  # as if a newline and the letter after it were one token
+        counted.append(text)
+        return real(path, text) - len(re.findall(r"\n(?=\S)", text))
+
+    monkeypatch.setattr(token_budget, "_count", merging)
+    token_budget._lines_add_up.cache_clear()
+    try:
+        assert not token_budget._lines_add_up(token_budget.tokenizer_path())
+        counted.clear()
+        assert count_tokens(LINES) == merging(token_budget.tokenizer_path(), LINES)
+        assert counted == [LINES, LINES]  # counted whole, never line by line
+    finally:
+        token_budget._lines_add_up.cache_clear()
 
 
 def test_a_request_counts_every_message_and_its_overhead() -> None:
