@@ -146,6 +146,16 @@ def standin(store: str) -> Iterator[TelegramStandin]:
         reset_settings()
 
 
+@pytest.fixture(autouse=True)
+def _model_speed_guessed_afresh() -> Iterator[None]:
+    """Each test starts from the settings' guess of the local model's speed, not from what the
+    previous test's scripted model measured (a fast script would shorten the next real call)."""
+    from nodes.answering import model_speed
+
+    model_speed.forget()
+    yield
+
+
 @pytest.fixture
 def env(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     """Set GROVE_* / other variables for one test; settings are re-read on entry and exit."""

@@ -425,6 +425,34 @@ async def test_a_deadline_with_the_passages_on_screen_ends_with_them_not_an_apol
 
 
 @pytest.mark.asyncio
+async def test_a_model_measured_slow_is_given_the_time_its_prompt_needs_past_the_turns_deadline(
+    standin: TelegramStandin, local: ScriptedLLM, store: str, user_id: int, env,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the default deadline, a local answer is given what the model's measured speed says its
+    prompt and token cap need (here more than the turn's 4 s): the user gets the whole answer, and
+    the answer's timing is the speed the next turn's limit starts from."""
+    from flows.chat import ANSWER_CUT
+    from grove.core.settings import Settings
+    from nodes.answering import model_speed
+
+    env(GROVE_STREAM_DRAFTS="true", GROVE_LOCAL_ANSWER_OPENING="0", GROVE_LOCAL_TOKENS_PER_S="1")  # a slow guess
+    monkeypatch.setattr(Settings, "chat_deadline", property(lambda self: 4.0))  # the default, made short
+    model_speed.forget()
+    store_facts(user_id)
+    words = "Весной малину подкармливают азотом: пятнадцать граммов мочевины на квадратный метр, раз в сезон."
+    local.script(trickle(0.5, text(words)))  # ≈ 7 s: past the turn's 4 s
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        standin.send_text(user_id, "Чем подкормить малину весной?")
+        messages = await standin.wait_for_bot_messages_async(user_id, 3, timeout=120)
+    reply = messages[2]["text"]
+    assert not reply.startswith(ANSWER_CUT) and "пятнадцать граммов мочевины" in reply
+    speed = model_speed.local_speed()
+    assert speed.measured >= 1 and 0.5 < speed.tokens_per_s < 5.0  # pieces every 0.5 s, measured
+
+
+@pytest.mark.asyncio
 async def test_the_first_words_come_from_the_passage_and_the_rest_continues_them(
     standin: TelegramStandin, local: ScriptedLLM, store: str, user_id: int, env  # type: ignore[no-untyped-def]
 ) -> None:

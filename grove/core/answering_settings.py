@@ -134,6 +134,18 @@ class AnsweringSettings(BaseModel):
                      "whole 320 tokens there, minutes on a busy machine, for an answer said not to be the "
                      "documents'."),
     )
+    local_prompt_tokens_per_s: float = Field(
+        default=40.0,
+        description=("Prompt tokens the local model reads per second, guessed until its first answer is timed "
+                     "(nodes/answering/model_speed.py); 95 on 2 idle AVX2 cores, a third of it beside busy work."),
+    )
+    local_tokens_per_s: float = Field(
+        default=5.0, description="Tokens the local model writes per second, guessed until its first answer is timed."
+    )
+    local_call_cap: float = Field(
+        default=900.0,
+        description="The longest a local model call may be given, however slow the machine is measured to be.",
+    )
     local_answer_max_chars: int = Field(
         default=1500, description="A local answer longer than this is degenerate: the extractive answer is shown."
     )

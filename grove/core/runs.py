@@ -210,7 +210,15 @@ class Run:
 
 
 _run: contextvars.ContextVar[Run | None] = contextvars.ContextVar("grove_run", default=None)
-_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("grove_deadline", default=None)
+@dataclass
+class _Until:
+    """A deadline's moment, shared by the turn's copied contexts so a move is seen by all of them."""
+
+    at: float
+    outer: _Until | None = None
+
+
+_deadline: contextvars.ContextVar[_Until | None] = contextvars.ContextVar("grove_deadline", default=None)
 
 
 @contextmanager
@@ -225,17 +233,29 @@ def deadline(seconds: float | None) -> Iterator[None]:
         return
     until = time.monotonic() + seconds
     outer = _deadline.get()
-    token = _deadline.set(min(until, outer) if outer is not None else until)
+    token = _deadline.set(_Until(min(until, outer.at) if outer is not None else until, outer))
     try:
         yield
     finally:
         _deadline.reset(token)
 
 
+def allow_at_least(seconds: float) -> None:
+    """Move the current deadline (and those around it) so `seconds` are left, if fewer are: a
+    local model measured slow on this machine gets the time its prompt needs."""
+    until = _deadline.get()
+    at = time.monotonic() + seconds
+    while until is not None:
+        until.at = max(until.at, at)
+        until = until.outer
+
+
 def time_left() -> float | None:
     """Seconds until the current deadline (None without one; never below 0)."""
     until = _deadline.get()
-    return None if until is None else max(0.0, until - time.monotonic())
+    return None if until is None else max(0.0, until.at - time.monotonic())
+
+
 _stage: contextvars.ContextVar[Stage | None] = contextvars.ContextVar("grove_stage", default=None)
 
 

@@ -42,10 +42,12 @@ from typing import Any, Literal
 import httpx
 from grove.core.observe import Task, task
 from grove.core import shutdown
-from grove.core.runs import time_left
+from grove.core.runs import allow_at_least, time_left
 from pydantic import BaseModel, Field
 
 from grove.core.settings import get_settings
+from nodes.answering.model_speed import local_speed
+from nodes.answering.token_budget import count_message_tokens
 from nodes.telegram.stream import current_sink
 
 Quirks = Literal["openai", "llama_cpp"]
@@ -266,13 +268,17 @@ def complete(
             {"type": "json_object", "schema": json_schema} if endpoint.is_local else
             {"type": "json_schema", "json_schema": {"name": "plan", "schema": json_schema}})
     headers = _headers(endpoint)
-    timeout, left = _call_timeout()
     if endpoint.is_local and not tools and json_schema is None:
+        prompt_tokens = count_message_tokens(messages)
+        limit = _local_limit(prompt_tokens, payload["max_tokens"])
+        timeout, left = _call_timeout(limit)
         sink = on_text or current_sink()  # the turn's draft message, if any
         reply = shutdown.call(lambda: _streamed(  # a stopping service does not wait for the model
             f"{endpoint.base_url}/chat/completions", payload, headers, timeout,
-            deadline_bound=left is not None and timeout >= left, piece=_delta, on_text=sink))
+            deadline_bound=limit is not None or (left is not None and timeout >= left), piece=_delta,
+            on_text=sink, prompt_tokens=prompt_tokens))
         return reply.model_copy(update={"content": reply.content.strip()})
+    timeout, left = _call_timeout()
     try:
         response = shutdown.call(lambda: _client().post(f"{endpoint.base_url}/chat/completions", json=payload,
                                                         headers=headers, timeout=timeout))
@@ -295,9 +301,22 @@ def _headers(endpoint: Endpoint) -> dict[str, str]:
     return headers
 
 
-def _call_timeout() -> tuple[float, float | None]:
-    """The call's timeout, bounded by the turn's deadline (and the time left of it, if any)."""
-    timeout = get_settings().call_timeout
+def _local_limit(prompt_tokens: int, max_tokens: int) -> float | None:
+    """A local call's limit from the model's measured speed (`model_speed`), and the turn given
+    that long if its deadline is the default; None where the owner set `llm_timeout` themselves."""
+    settings = get_settings()
+    if settings.llm_timeout is not None:
+        return None
+    limit = local_speed().limit(prompt_tokens, max_tokens, settings.local_call_cap)
+    if settings.turn_deadline is None:
+        allow_at_least(limit)
+    return limit
+
+
+def _call_timeout(limit: float | None = None) -> tuple[float, float | None]:
+    """The call's timeout (`limit`, else the settings'), bounded by the turn's deadline (and the
+    time left of it, if any)."""
+    timeout = get_settings().call_timeout if limit is None else limit
     left = time_left()
     if left is not None:
         if left < 0.5:
@@ -360,10 +379,14 @@ def _raise_for_status(response: httpx.Response) -> None:
 
 def _streamed(url: str, payload: dict[str, Any], headers: dict[str, str], timeout: float, *,
               deadline_bound: bool, piece: Callable[[dict[str, Any]], str | None],
-              on_text: Callable[[str], None] | None) -> LLMReply:
+              on_text: Callable[[str], None] | None, prompt_tokens: int = 0) -> LLMReply:
     """A streamed completion, read to its end or abandoned — closing the connection, so the
-    server stops generating — when `timeout` seconds have passed."""
-    give_up = time.monotonic() + timeout
+    server stops generating — when `timeout` seconds have passed. One read to its end times the
+    model (`model_speed`): the first piece after the prompt, then the pieces."""
+    began = time.monotonic()
+    give_up = began + timeout
+    first: float | None = None
+    pieces = 0
     parts: list[str] = []
     finish: str | None = None
     model = ""
@@ -393,6 +416,8 @@ def _streamed(url: str, payload: dict[str, Any], headers: dict[str, str], timeou
                 for choice in chunk.get("choices") or []:
                     text = piece(choice)
                     if text:
+                        pieces += 1
+                        first = first if first is not None else time.monotonic()
                         parts.append(text)
                         if on_text is not None:
                             on_text("".join(parts))
@@ -409,6 +434,8 @@ def _streamed(url: str, payload: dict[str, Any], headers: dict[str, str], timeou
             # repeat the same work on the same CPU.
             raise LLMError(f"the local model gave no complete answer within {timeout:.0f} s") from exc
         raise TransientLLMError(f"LLM endpoint unreachable: {exc!r}") from exc
+    if first is not None and prompt_tokens:
+        local_speed().observe(prompt_tokens, first - began, pieces - 1, time.monotonic() - first)
     return LLMReply(content="".join(parts), finish_reason=finish, model=model)
 
 
