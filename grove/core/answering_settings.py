@@ -62,7 +62,8 @@ class AnsweringSettings(BaseModel):
     llm_timeout: float | None = Field(
         default=None,
         description=(
-            "Seconds one model call may take; unset: 120 for a remote model, 300 for the local one, whose "
+            "Seconds one model call may take; unset: 120 for a remote model; for the local one what its "
+            "measured speed says the prompt needs (nodes/answering/model_speed.py), else 300, as its "
             "2.4k-token consultation prompt plus 700 tokens takes 60-90 s on 2 idle cores and several times "
             "that on a busy machine (an abandoned local call is cancelled on the server, so a long limit "
             "costs nothing but the wait; the turn's deadline still comes first)."

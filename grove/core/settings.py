@@ -101,7 +101,8 @@ class Settings(AnsweringSettings, BaseSettings):
         default=None,
         description=(
             "Seconds a chat turn may take before the user gets the apology (the question is kept). "
-            "Unset: 90 with a remote model, 300 with the local one."
+            "Unset: 90 with a remote model, 300 with the local one, moved later when the local model's "
+            "measured speed says its prompt needs more (nodes/answering/model_speed.py)."
         ),
     )
     ingest_workers: int = Field(default=1, description="Background indexing jobs at once per worker process.")
