@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from functools import cache
 
 SLACK = 2.0
 """A call may take this many times what the recent speed says it needs (speed swings with load)."""
@@ -54,24 +55,14 @@ class ModelSpeed:
         return min(cap, max(FLOOR, SLACK * self.seconds_for(prompt_tokens, max_tokens) + MARGIN))
 
 
-_speed: ModelSpeed | None = None
-_speed_lock = threading.Lock()
-
-
+@cache
 def local_speed() -> ModelSpeed:
     """The local model's speed in this process, starting from the settings' conservative guess."""
-    global _speed
     from grove.core.settings import get_settings
 
-    with _speed_lock:
-        if _speed is None:
-            settings = get_settings()
-            _speed = ModelSpeed(settings.local_prompt_tokens_per_s, settings.local_tokens_per_s)
-        return _speed
+    settings = get_settings()
+    return ModelSpeed(settings.local_prompt_tokens_per_s, settings.local_tokens_per_s)
 
 
-def forget() -> None:
-    """Start again from the settings' guess (a new model, or tests)."""
-    global _speed
-    with _speed_lock:
-        _speed = None
+forget = local_speed.cache_clear
+"""Start again from the settings' guess (a new model, or tests)."""
