@@ -21,6 +21,9 @@ Text extraction
         paragraphs (or two table cells) is reported as crossing a block.
 
 A document's `path` may be relative: it is then relative to the set file's folder.
+A PDF shipped gzip-compressed (`*.pdf.gz`, `"compression": "gzip"`) is decompressed to a
+temporary file first; the set's `sha256` is that of the shipped `.gz` file, and
+`uncompressed_sha256`, when given, is checked against the decompressed PDF.
 
 Questions with `"answerable": false` (the silent sets) have no needles. Each lists
 `absent_terms`: words and stems that were checked, while writing, not to occur in the
@@ -39,11 +42,13 @@ status is 1 when a needle is missing, a document is missing, or a recorded count
 differs.
 """
 import argparse
+import gzip
 import hashlib
 import json
 import re
 import subprocess
 import sys
+import tempfile
 import zipfile
 from html.parser import HTMLParser
 from pathlib import Path
@@ -186,11 +191,21 @@ def document_path(doc, set_path):
     return path if path.is_absolute() else Path(set_path).resolve().parent / path
 
 
+def is_gzipped(doc, path):
+    return doc.get("compression") == "gzip" or Path(path).suffix == ".gz"
+
+
 def load_units(doc, set_path="."):
     path = document_path(doc, set_path)
     name = path.name
     if doc["format"] == "pdf":
-        pages, raw = pdf_pages(path), pdf_raw_pages(path)
+        if is_gzipped(doc, path):
+            with tempfile.NamedTemporaryFile(suffix=".pdf") as tmp:
+                tmp.write(gzip.decompress(path.read_bytes()))
+                tmp.flush()
+                pages, raw = pdf_pages(tmp.name), pdf_raw_pages(tmp.name)
+        else:
+            pages, raw = pdf_pages(path), pdf_raw_pages(path)
         first, last = doc.get("pages") or (1, len(pages))
         units = []
         for i in range(first, last + 1):
@@ -238,6 +253,12 @@ def check_set(path, verbose=False):
         if digest != doc["sha256"]:
             print(f"   SHA256 DIFFERS for {p}: {digest} (set says {doc['sha256']})")
             problems += 1
+        if doc.get("uncompressed_sha256") and is_gzipped(doc, p):
+            inner = hashlib.sha256(gzip.decompress(p.read_bytes())).hexdigest()
+            if inner != doc["uncompressed_sha256"]:
+                print(f"   SHA256 OF DECOMPRESSED {p} DIFFERS: {inner} "
+                      f"(set says {doc['uncompressed_sha256']})")
+                problems += 1
         units.extend(load_units(doc, path))
     if problems and not units:
         return problems
@@ -322,7 +343,9 @@ def main(argv=None):
     ap.add_argument("-v", "--verbose", action="store_true", help="one line per needle")
     args = ap.parse_args(argv)
     here = Path(__file__).resolve().parent
-    paths = [Path(s) for s in args.sets] or sorted(here.glob("*.json"))
+    # every needle set here (a file with its documents; the consultation replay script has none)
+    paths = [Path(s) for s in args.sets] or sorted(
+        p for p in here.glob("*.json") if "documents" in json.loads(p.read_text(encoding="utf-8")))
     bad = 0
     for p in paths:
         bad += check_set(p, args.verbose)
