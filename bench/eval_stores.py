@@ -30,6 +30,12 @@ Sets (nothing here edits a set):
   15 questions their documents do not answer (bench/sets/texlive_pdf_silent_ru.json,
   gimp_html_silent_ru.json): the development side of issue 37's offline answers, sets E and F
   being its check;
+* ``installguide``, ``omegat`` — sets G and H (bench/sets/debian_install_pdf_ru.json: 30
+  questions over chapters 1–8 of the Russian Debian 12 installation guide, a PDF made by
+  xdvipdfmx, shipped gzipped and cut to pages 11–79 before it is uploaded (`set_corpus`);
+  bench/sets/omegat_html_ru.json: 30 questions over 31 pages of the Russian OmegaT manual, HTML),
+  each with 10 unanswerable ones: written on 2026-11-26 by someone who had not seen the answers
+  to E and F, after the answer path was tuned on them — the held-out check of issue 37;
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -82,7 +88,8 @@ INGESTION_SETTINGS = ("chunking", "chunk_target_chars", "chunk_overlap_chars", "
                       "late_window_overlap_tokens", "embedding_model", "embedding_dtype", "embedding_runtime",
                       "embedding_max_tokens", "embedding_document_prompt", "embedding_document_title_prompt",
                       "chunk_merge_chars", "chunk_context")
-SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "doublecmd", "texlive-dev", "gimp-dev")
+SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "doublecmd", "texlive-dev", "gimp-dev",
+             "installguide", "omegat")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -184,8 +191,47 @@ def set_documents(data: dict[str, Any], file_name: str) -> list[Doc]:
         if actual != entry["sha256"]:
             raise SystemExit(f"{path}: sha256 {actual} is not the one {file_name} was written for "
                              f"({entry['sha256']}); refusing to run")
+        if entry.get("compression") == "gzip" or entry.get("pages"):
+            path = set_corpus(path, entry)
+            actual = sha256_file(path)
         docs.append(Doc(path, actual, "html" if entry["format"] == "html" else "file"))
     return docs
+
+
+def set_corpus(path: Path, entry: dict[str, Any]) -> Path:
+    """The part of a shipped document a set was written on, as a file to upload: a gzipped PDF
+    unpacked (its sha256 checked against `uncompressed_sha256`) and cut to the `pages` [first, last]
+    the set covers, so nothing outside them (an appendix answering a silent question) is stored."""
+    import gzip
+
+    data = gzip.decompress(path.read_bytes()) if entry.get("compression") == "gzip" else path.read_bytes()
+    expected = entry.get("uncompressed_sha256")
+    if expected and hashlib.sha256(data).hexdigest() != expected:
+        raise SystemExit(f"{path}: the unpacked PDF is not the one the set was written for; refusing to run")
+    name = path.name.removesuffix(".gz")
+    folder = CACHE_DIR / "corpora" / hashlib.sha256(data).hexdigest()[:16]
+    target = folder / name
+    if target.exists():
+        return target
+    folder.mkdir(parents=True, exist_ok=True)
+    if not entry.get("pages"):
+        target.write_bytes(data)
+        return target
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+
+    first, last = entry["pages"]
+    reader, writer = PdfReader(io.BytesIO(data)), PdfWriter()
+    for page in reader.pages[first - 1:last]:
+        writer.add_page(page)
+    if reader.metadata:  # its title names the document in the sources, as the whole PDF's would
+        writer.add_metadata(dict(reader.metadata))
+    partial = target.with_suffix(".part")
+    with partial.open("wb") as handle:
+        writer.write(handle)
+    partial.rename(target)
+    return target
 
 
 def load_debian_set(with_distractors: bool = False) -> EvalSet:
@@ -239,6 +285,9 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "doublecmd": lambda: load_needle_set("doublecmd_docx_ru.json", "doublecmd", "doublecmd_docx_silent_ru.json"),
         "texlive-dev": lambda: load_needle_set("texlive_pdf_ru.json", "texlive-dev", "texlive_pdf_silent_ru.json"),
         "gimp-dev": lambda: load_needle_set("gimp_html_ru.json", "gimp-dev", "gimp_html_silent_ru.json"),
+        "installguide": lambda: load_needle_set("debian_install_pdf_ru.json", "installguide",
+                                                "debian_install_pdf_silent_ru.json"),
+        "omegat": lambda: load_needle_set("omegat_html_ru.json", "omegat", "omegat_html_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
