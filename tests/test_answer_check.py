@@ -114,7 +114,7 @@ def test_latin_words_the_fragments_use_are_not_a_foreign_language() -> None:
 
 
 def test_a_draft_the_fragments_do_not_support_is_off_topic() -> None:
-    assert failed("Котлеты жарят на сковороде с луком, чесноком и перцем до золотистой корочки.") == ["off_topic"]
+    assert "off_topic" in failed("Котлеты жарят на сковороде с луком, чесноком и перцем до золотистой корочки.")
 
 
 def test_without_fragments_only_a_long_unrelated_draft_is_off_topic() -> None:
@@ -238,6 +238,22 @@ def test_a_draft_saying_the_opposite_of_its_fragment_negates(draft: str, questio
 ])
 def test_a_draft_that_keeps_its_fragments_polarity_does_not(draft: str, question: str, fragment: str) -> None:
     assert "negates" not in failed(draft, question, [fragment])
+
+
+DRAFTS = json.loads((FIXTURES / "doublecmd_drafts.json").read_text(encoding="utf-8"))["drafts"]
+
+
+@pytest.mark.parametrize("case", DRAFTS, ids=[d["id"] for d in DRAFTS])
+def test_a_draft_whose_sentences_no_fragment_backs_is_unsupported(case: dict[str, object]) -> None:
+    """Autostart steps over passages on opening files (FU07) are the model's own; the answers
+    (F005, F013, F025), steps and all, say what their fragments say."""
+    draft = Draft(str(case["draft"]), str(case["question"]), list(case["fragments"]), strict=True)  # type: ignore[call-overload]
+    assert ("unsupported" in degenerate(draft)) is (not case["answerable"])
+
+
+def test_only_a_strict_check_asks_for_backed_sentences() -> None:
+    [invented] = [d for d in DRAFTS if not d["answerable"]]
+    assert "unsupported" not in degenerate(Draft(invented["draft"], invented["question"], invented["fragments"]))
 
 
 def test_only_a_strict_check_looks_for_invented_tokens() -> None:
@@ -364,7 +380,7 @@ def test_an_inventing_draft_over_passages_that_do_not_answer_shows_them_as_the_n
     knowledge, and the nearest passages were shown as «В ваших документах об этом сказано так:»."""
     case = gimp_refusal("GU15")  # a drop shadow: no sentence of the four fragments covers it
     checked = check_answer(SHADOW_DRAFT, case["question"], case["fragments"], strict=True)
-    assert checked.fallback and checked.degenerate == ["invents"]
+    assert checked.fallback and "invents" in checked.degenerate
     assert checked.text.startswith(f"{NEAREST_LEAD}\n«") and EXTRACT_LEAD not in checked.text
     assert "Drop Shadow" not in checked.text and checked.used  # the passages and their sources, nothing invented
 
@@ -372,7 +388,7 @@ def test_an_inventing_draft_over_passages_that_do_not_answer_shows_them_as_the_n
 def test_an_inventing_draft_over_the_answering_passage_keeps_the_documents_lead(lexical_quotes: None) -> None:
     case = gimp_refusal("B024")  # the manual: some dynamics work with a mouse too
     checked = check_answer(MOUSE_DRAFT, case["question"], case["fragments"], strict=True)
-    assert checked.fallback and checked.degenerate == ["invents"]
+    assert checked.fallback and "invents" in checked.degenerate
     assert checked.text.startswith(f"{EXTRACT_LEAD}\n«Динамики создаются для использования с графическими "
                                    "планшетами, но некоторые доступны и для мыши.")
 

@@ -254,11 +254,20 @@ def test_an_answer_without_citations_names_the_sources_it_overlaps(
 
 def test_nonsense_without_citations_names_no_source(
         store: str, local: ScriptedLLM, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
-    env(GROVE_LOCAL_ANSWER_QUOTE="false")
+    env(GROVE_LOCAL_ANSWER_QUOTE="false", GROVE_LOCAL_ANSWER_STRICT="false")  # shown as drafted
     index(user_id, "малина.pdf", RASPBERRY)
     local.script(text("Малина — это ягода. Её едят летом и варят из неё варенье."))
     answer = ask_chat(SPRING, user_id)
     assert not answer.fallback and not answer.quoted and "Информация взята из" not in answer.text
+
+
+def test_a_local_draft_no_fragment_backs_gives_way_to_the_documents_words(
+        store: str, local: ScriptedLLM, user_id: int) -> None:
+    index(user_id, "малина.pdf", RASPBERRY)
+    local.script(text("Малина — это ягода. Её едят летом и варят из неё варенье."))
+    answer = ask_chat(SPRING, user_id)
+    assert answer.fallback and answer.degenerate == ["unsupported"]
+    assert "ягода" not in answer.text and "15 г мочевины" in answer.text and "малина.pdf" in answer.text
 
 
 # --------------------------------------------------------------------------- the backing quote
@@ -287,7 +296,8 @@ def test_the_quote_is_the_passage_the_answer_drew_on_and_its_source_is_named(
 
 
 def test_nonsense_gets_the_quote_that_answers_and_only_its_source(
-        store: str, local: ScriptedLLM, user_id: int) -> None:
+        store: str, local: ScriptedLLM, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
+    env(GROVE_LOCAL_ANSWER_STRICT="false")  # the draft is shown (strict, it gives way: above)
     index(user_id, "малина.pdf", RASPBERRY)
     local.script(text("Малина — это ягода. Её едят летом и варят из неё варенье."))
     answer = ask_chat(SPRING, user_id)

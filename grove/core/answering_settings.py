@@ -168,8 +168,8 @@ class AnsweringSettings(BaseModel):
     local_answer_strict: bool = Field(
         default=True,
         description=("A local draft naming a command, a name or a number that neither the question nor any shown "
-                     "fragment has is replaced by the fragments' own words (nodes/answering/answer_check.py "
-                     "`invents`)."),
+                     "fragment has, or most of whose sentences no fragment backs, is replaced by the fragments' "
+                     "own words (nodes/answering/answer_check.py `invents`, `unsupported`)."),
     )
     local_answer_reask: bool = Field(
         default=True,

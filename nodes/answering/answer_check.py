@@ -267,6 +267,31 @@ def _negates(draft: Draft) -> bool:
     return False
 
 
+# A local draft most of whose sentences no fragment backs is not the documents' answer.
+MIN_BACKED_SHARE = 0.5
+
+
+def _unsupported(draft: Draft) -> bool:
+    """Most of the draft's sentences say what no fragment says: the model answered from its own knowledge.
+
+    Steps to «запускаться при входе в систему» over a passage on opening files (issue 37's FU07): each
+    word is ordinary, so `invents` finds nothing, but four of its five sentences are backed by no
+    fragment (under MIN_SUPPORT of their lemmas, the question's own left out). Of the accepted drafts
+    over sets E and F, those answering had 0.83–1.00 of their sentences backed, FU07 0.20; FU08, a
+    fragment's sentence on another matter copied, 1.00 (no lexical test tells it apart). Checked for
+    the local model only (`strict`).
+    """
+    if not draft.strict or not draft.fragments:
+        return False
+    asked = term_set(draft.question)
+    found = [term_set(f) for f in draft.fragments]
+    said = [wanted for span in sentences(draft.body) if len(wanted := term_set(span.text) - asked) >= 2]
+    if not said:
+        return False
+    backed = sum(max(share_found(wanted, f) for f in found) >= MIN_SUPPORT for wanted in said)
+    return backed / len(said) < MIN_BACKED_SHARE
+
+
 def _too_long(draft: Draft) -> bool:
     return draft.max_chars is not None and len(draft.body) > draft.max_chars
 
@@ -283,6 +308,7 @@ CHECKS: dict[str, Callable[[Draft], bool]] = {
     "scolds": _scolds,
     "invents": _invents,
     "negates": _negates,
+    "unsupported": _unsupported,
 }
 
 
