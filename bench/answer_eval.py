@@ -141,8 +141,9 @@ except ImportError:
     streaming = None
 class FirstWords:  # when the draft first shows anything, and when it first shows the model's words
     def __init__(self):
-        self.at = self.model_at = None
+        self.at = self.model_at = self.last = None
     def _seen(self, text):
+        self.last = text  # the draft as last streamed: what the checks replaced, when they did
         now = time.perf_counter()
         self.at = self.at or now
         if self.model_at is None and not text.startswith("Из документа:"):  # not the passages alone
@@ -172,6 +173,7 @@ for item in job["questions"]:
     data["seconds"] = seconds
     data["first_words"] = seen.at - started if seen.at else None
     data["model_words"] = seen.model_at - started if seen.model_at else None
+    data["streamed"] = seen.last
     data["id"] = item["id"]
     out.append(data)
     print(json.dumps({"progress": item["id"], "seconds": round(seconds, 1)}), file=sys.stderr, flush=True)
