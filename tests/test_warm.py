@@ -75,3 +75,39 @@ def test_a_stopping_process_ends_the_warm_up_between_steps_and_waits_for_the_ste
     finally:
         token_budget._vocabulary = original  # type: ignore[assignment]
         shutdown.reset()
+
+
+def test_the_local_model_is_timed_at_start_on_the_answers_own_beginning(env) -> None:  # type: ignore[no-untyped-def]
+    """The first answer's limits follow the speed measured at start, not the settings' guess, and
+    the probe's prompt is the beginning every local answer's prompt has (the server's cache keeps it)."""
+    from flows.chat import local_system_prompt
+    from grove.app import warm
+    from nodes.answering import model_speed
+    from nodes.answering.turn_policy import prepare_turn
+    from nodes.retrieval.retrieve import Fragment
+    from tests.support.scripted_llm import ScriptedLLM, text, trickle
+
+    days = "понедельник, вторник, среда, четверг, пятница, суббота, воскресенье, и снова понедельник, вторник"
+    with ScriptedLLM(default=trickle(0.05, text(days))) as server:
+        env(GROVE_LOCAL_LLM_URL=server.base_url, GROVE_LOCAL_TOKENS_PER_S="0.5")  # a guess far off
+        model_speed.forget()
+        warm.model_speed()
+        [request] = server.requests
+    speed = model_speed.local_speed()
+    assert speed.measured == 1 and 2.0 < speed.tokens_per_s < 40.0  # a piece every 0.05 s, measured
+    probe = request["messages"][0]["content"].rstrip()
+    fragment = Fragment(chunk_id=1, document_id=1, text="Малину подкармливают весной.", source_type="pdf",
+                        source_identifier="малина.pdf", distance=0.2)
+    answer = local_system_prompt(prepare_turn("Как подкормить малину?", []), [fragment])
+    assert len(probe) > 200 and answer.startswith(probe) and fragment.text not in probe
+
+
+def test_without_a_local_server_nothing_is_timed(env) -> None:  # type: ignore[no-untyped-def]
+    from grove.app import warm
+    from nodes.answering import model_speed
+    from tests.conftest import free_port
+
+    env(GROVE_LOCAL_LLM_URL=f"http://127.0.0.1:{free_port()}/v1")
+    model_speed.forget()
+    warm.model_speed()
+    assert model_speed.local_speed().measured == 0
