@@ -166,7 +166,9 @@ SCOLDING = "Ваше сообщение содержит несколько ош
 
 
 @pytest.mark.parametrize("text", [SCOLDING, "Ваш вопрос сформулирован неверно, уточните его.",
-                                  "Ваш запрос не соответствует правилам сервиса."])
+                                  "Ваш запрос не соответствует правилам сервиса.",
+                                  "Ваше сообщение содержит несколько ошибок и недоразумений. Вот исправленный "
+                                  "вариант:\n\nКак быстро найти файлы, которых нет во второй панели?"])
 def test_a_draft_that_scolds_the_user_is_caught(text: str) -> None:
     assert "scolds" in failed(text)
 
@@ -175,6 +177,7 @@ def test_a_draft_that_scolds_the_user_is_caught(text: str) -> None:
     "Исправьте ошибку в строке 5 файла foo.mp и запустите MetaPost снова.",
     "Если ваш текст содержит ошибки, они подчёркиваются красной волнистой линией.",
     "Сообщение об ошибке означает, что файл не найден.",
+    "Вот исправленный вариант строки: draw z0..z1 withpen pencircle.",
 ])
 def test_an_answer_about_errors_is_not_scolding(text: str) -> None:
     assert "scolds" not in failed(text, fragments=[])
