@@ -148,13 +148,16 @@ class FirstWords:  # when the draft first shows anything, and when it first show
         self.at = self.at or now
         if self.model_at is None and not text.startswith("Из документа:"):  # not the passages alone
             self.model_at = now
-    def send(self, chat_id, text):
+    def send(self, chat_id, text, stop=None):
         self._seen(text)
         return 1
-    def edit(self, chat_id, message_id, text):
+    def edit(self, chat_id, message_id, text, stop=None):
         self._seen(text)
     def delete(self, chat_id, message_id):
         pass
+    def draft(self, chat_id, draft_id, text):  # Telegram's own draft (sendMessageDraft)
+        if text:
+            self._seen(text)
 out = []
 for item in job["questions"]:
     with transaction() as conn:
