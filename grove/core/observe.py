@@ -31,8 +31,11 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Generic, Literal, ParamSpec, TypeVar, overload
 
-from grove.core import shutdown
+from grove.core import runs, shutdown
+from grove.core.prefect_reporter import PrefectReporter
 from grove.core.runs import current_run, describe, in_stage, run, time_left
+
+runs.record_with(PrefectReporter.start)  # a run is recorded in Prefect when PREFECT_API_URL is set
 
 
 P = ParamSpec("P")

@@ -281,25 +281,32 @@ def in_stage(stage: Stage) -> Iterator[Stage]:
 
 _reporter: Reporter | None = None
 _reporter_lock = threading.Lock()
-_reporter_factory: Callable[[], Reporter | None] | None = None
+_recorder: Callable[[str], Reporter] | None = None
+
+
+def record_with(recorder: Callable[[str], Reporter]) -> None:
+    """Where runs are recorded when an API URL is set: `recorder(api_url)` starts the reporter on the
+    first run. `grove.core.observe` hands in Prefect's (`PrefectReporter.start`), so this module
+    knows no recorder of its own and the reporter may import it."""
+    global _recorder
+    with _reporter_lock:
+        _recorder = recorder
 
 
 def set_reporter(reporter: Reporter | None) -> None:
-    """Use this reporter for the runs started from now on (None: record nowhere)."""
-    global _reporter, _reporter_factory
+    """Use this reporter for the runs started from now on (None: the default one, on the next run)."""
+    global _reporter
     with _reporter_lock:
-        _reporter, _reporter_factory = reporter, None
+        _reporter = reporter
 
 
 def default_reporter() -> Reporter | None:
-    """The Prefect reporter for PREFECT_API_URL, started on first use; None without a server."""
+    """The reporter for PREFECT_API_URL, started on first use; None without a server or a recorder."""
     global _reporter
     with _reporter_lock:
         api = get_settings().prefect_api_url
-        if _reporter is None and _reporter_factory is None and api:
-            from grove.core.prefect_reporter import PrefectReporter
-
-            _reporter = PrefectReporter.start(api)
+        if _reporter is None and _recorder is not None and api:
+            _reporter = _recorder(api)
         return _reporter
 
 
