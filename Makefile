@@ -34,7 +34,7 @@ install: $(STAMP)
 models: install
 	$(BIN)/python -m tools.model_install $(MODELS)
 	# The embedding model's ONNX export (fp32 and int8), made once: nodes/embedding/onnx_export.py.
-	$(BIN)/python -m nodes.embedding.onnx_encoder
+	$(BIN)/python -m nodes.embedding.embedding_runtime
 
 # Debian packages the tests use to make real Russian speech (festival + its Russian voice).
 test-deps:

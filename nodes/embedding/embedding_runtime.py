@@ -163,3 +163,37 @@ def load_runtime(source: Path, settings: Settings, torch_model: Callable[[], Sen
     runtime = RUNTIMES[name](source, settings, device, torch_model)
     log.info("embeddings: %s on %s, %d threads, model %s", runtime.name, runtime.device, settings.cpu_threads, source)
     return runtime
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    """`python -m nodes.embedding.embedding_runtime [folder]`: export the configured (or given) model to
+    ONNX now (`onnx_encoder.py`), and check its int8 kinds on this CPU (`int8_verdict.py`)."""
+    import argparse
+
+    from grove.core.settings import get_settings
+
+    parser = argparse.ArgumentParser(description="Export the embedding model to ONNX (fp32 and int8).")
+    parser.add_argument("folder", nargs="?", type=Path, help="a sentence-transformers folder (default: the setting)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    settings = get_settings()
+    source = args.folder or Path(settings.model_path(settings.embedding_model))
+    if not (source / "modules.json").exists():
+        print(f"error: {source} is not a sentence-transformers folder (run `make models` first)")
+        return 1
+    from nodes.embedding.int8_verdict import verdict
+    from nodes.embedding.onnx_encoder import OnnxExportError, ensure_export
+
+    try:
+        target = ensure_export(source, settings.data_dir / "cache" / "onnx")
+    except OnnxExportError as exc:
+        print(f"error: {exc}")
+        return 1
+    print(f"ONNX export: {target}")
+    chosen = verdict(target, settings.cpu_threads, (settings.embedding_query_prompt, settings.embedding_document_prompt))
+    print(f"embeddings on this CPU (onnx-auto): {chosen.reason()}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(_main())

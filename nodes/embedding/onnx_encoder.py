@@ -179,36 +179,3 @@ class OnnxEncoder:
                 "attention_mask": encoded["attention_mask"].astype(np.int64)}
         vectors = self._session.run([SENTENCE_OUTPUT], feed)[0]  # pooling and head run in the graph
         return np.asarray(vectors, dtype=np.float32)
-
-
-def _main(argv: Sequence[str] | None = None) -> int:
-    """`python -m nodes.embedding.onnx_encoder [folder]`: export the configured (or given) model now,
-    and check its int8 kinds on this CPU (`nodes/embedding/int8_verdict.py`)."""
-    import argparse
-
-    from grove.core.settings import get_settings
-
-    parser = argparse.ArgumentParser(description="Export the embedding model to ONNX (fp32 and int8).")
-    parser.add_argument("folder", nargs="?", type=Path, help="a sentence-transformers folder (default: the setting)")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    settings = get_settings()
-    source = args.folder or Path(settings.model_path(settings.embedding_model))
-    if not (source / "modules.json").exists():
-        print(f"error: {source} is not a sentence-transformers folder (run `make models` first)")
-        return 1
-    try:
-        target = ensure_export(source, settings.data_dir / "cache" / "onnx")
-    except OnnxExportError as exc:
-        print(f"error: {exc}")
-        return 1
-    print(f"ONNX export: {target}")
-    from nodes.embedding.int8_verdict import verdict
-
-    chosen = verdict(target, settings.cpu_threads, (settings.embedding_query_prompt, settings.embedding_document_prompt))
-    print(f"embeddings on this CPU (onnx-auto): {chosen.reason()}")
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(_main())
