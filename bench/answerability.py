@@ -118,7 +118,7 @@ def judged(probe: Probe, shown: int, url: str, how: str) -> float:
     """1.0 when the local model says the fragments (or the passages chosen from them) answer the question."""
     import httpx
 
-    from flows.chat import local_system_prompt
+    from nodes.answering.chat_prompt import local_system_prompt
     from nodes.answering.llm import chatml
     from nodes.answering.quote import select_quote
     from nodes.answering.turn_policy import prepare_turn

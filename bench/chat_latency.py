@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> None:
     with transaction() as conn:
         conn.execute("analyze document_chunks")
 
-    from flows.chat import fitted_history, rag_tool, with_fragments
+    from nodes.answering.chat_prompt import fitted_history, rag_tool, with_fragments
     from nodes.store.chat_history import load_history, store_pair
     from nodes.embedding.embedder import get_embedder
     from nodes.retrieval.rerank_fragments import rerank

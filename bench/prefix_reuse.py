@@ -10,7 +10,7 @@ whose fixed part (role, rules) comes first is read once per deployment; one that
 
 What is counted, without running the model: the real requests grove builds — consultation turns
 (`nodes.answering.consultation_prompt.system_prompt` in the local model's style, with snippets, history and
-a growing conversation) and local chat turns (`flows.chat.local_messages` with fragments) — for
+a growing conversation) and local chat turns (`nodes.answering.chat_prompt.local_messages` with fragments) — for
 ``--users`` users whose turns interleave, plus the regeneration a repeated answer triggers (the
 second call of a turn, with the repetition signal). Each request is rendered as ChatML (the local
 model's template) and tokenised with the local model's vocabulary; evaluated = its tokens minus the
@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import prompts
-from flows.chat import local_messages
+from nodes.answering.chat_prompt import local_messages
 from nodes.answering.answer_prompt import TEMPLATE
 from nodes.store.chat_history import ChatMessage
 from nodes.answering.consultation_prompt import system_prompt

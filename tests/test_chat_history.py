@@ -108,7 +108,7 @@ def test_a_failed_turn_is_left_out_of_the_dialogue_whole() -> None:
 
 
 def test_the_marker_never_reaches_a_model_from_the_stored_history(pg_url: str, user_id: int) -> None:
-    from flows.chat import build_messages, local_messages
+    from nodes.answering.chat_prompt import build_messages, local_messages
     from nodes.answering.turn_policy import prepare_turn
 
     store_pair(user_id, "s", "Когда сажать малину?", "Осенью.")

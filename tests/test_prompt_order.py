@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from flows.chat import local_messages
+from nodes.answering.chat_prompt import local_messages
 from nodes.store.chat_history import ChatMessage
 from nodes.answering.consultation_prompt import system_prompt
 from grove.core.domain_profile import load_profile

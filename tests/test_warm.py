@@ -80,7 +80,7 @@ def test_a_stopping_process_ends_the_warm_up_between_steps_and_waits_for_the_ste
 def test_the_local_model_is_timed_at_start_on_the_answers_own_beginning(env) -> None:  # type: ignore[no-untyped-def]
     """The first answer's limits follow the speed measured at start, not the settings' guess, and
     the probe's prompt is the beginning every local answer's prompt has (the server's cache keeps it)."""
-    from flows.chat import local_system_prompt
+    from nodes.answering.chat_prompt import local_system_prompt
     from grove.app import warm
     from nodes.answering import model_speed
     from nodes.answering.turn_policy import prepare_turn
