@@ -252,22 +252,31 @@ def remote_draft(question: str, user_id: int, history: list[ChatMessage], policy
     history = fitted_history(question, history, policy, tools)
     messages = build_messages(question, history, policy)
     first = ask(messages, tools=tools, tool_choice="auto")
-    if first.tool_calls:
-        call = first.tool_calls[0]
-        if len(first.tool_calls) > 1:
-            log.warning("model asked for %d tool calls; only the first runs", len(first.tool_calls))
-        written = (call.arguments or {}).get("query") if call.name == TOOL_NAME else None
-        query = model_query(written, question)  # malformed, SQL, code, empty: the question is searched
-        if query != written:
-            log.info("model's query %r is not a plausible search; searching the question", written)
-        messages, fragments = with_fragments(question, history, policy, call.id, query,
-                                             rag_db_query(query, user_id))
-        final = ask(messages)  # no tools offered: a second search is impossible
-    elif first.content:
-        final = first
-    else:
-        final = ask(messages)  # an endpoint may return an empty text when it chose no tool
-    final, policy = pipeline.regenerated(ask, messages, final, policy, system_prompt)  # without tools
+    try:
+        with watched() as screen:  # the answer without tools streams into the draft, if one is up
+            if first.tool_calls:
+                call = first.tool_calls[0]
+                if len(first.tool_calls) > 1:
+                    log.warning("model asked for %d tool calls; only the first runs", len(first.tool_calls))
+                written = (call.arguments or {}).get("query") if call.name == TOOL_NAME else None
+                query = model_query(written, question)  # malformed, SQL, code, empty: the question is searched
+                if query != written:
+                    log.info("model's query %r is not a plausible search; searching the question", written)
+                messages, fragments = with_fragments(question, history, policy, call.id, query,
+                                                     rag_db_query(query, user_id))
+                final = ask(messages)  # no tools offered: a second search is impossible
+            elif first.content:
+                final = first
+            else:
+                final = ask(messages)  # an endpoint may return an empty text when it chose no tool
+            final, policy = pipeline.regenerated(ask, messages, final, policy, system_prompt)  # without tools
+    except (LLMDeadlineExceeded, Stopped) as exc:  # the words on screen stay the answer, as a local one's
+        if not screen.words.strip():
+            raise
+        stopped = isinstance(exc, Stopped)
+        return _Draft(reply=LLMReply(content=screen.words.strip()), fragments=fragments, query=query,
+                      searched=query is not None, policy=policy, cut=not stopped, stopped=stopped,
+                      nearest=on_screen(screen.words, [], fragments))
     return _Draft(reply=final, fragments=fragments, query=query, searched=query is not None, policy=policy)
 
 
@@ -330,7 +339,7 @@ def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
     local = current_endpoint().is_local
     try:
         draft = (local_draft if local else remote_draft)(question, user_id, history, policy)
-    except Stopped:  # «Стоп» before anything was on screen (a remote model's answer is not streamed)
+    except Stopped:  # «Стоп» before anything was on screen
         keep_pair(user_id, session_id, question, texts.ANSWER_STOPPED, retried)
         report_turn("chat", user_id, [*policy.signal_names, "stopped_by_user"], policy.guards,
                     ["the user stopped the answer"])

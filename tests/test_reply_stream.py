@@ -615,3 +615,58 @@ async def test_a_stop_pressed_after_the_answer_does_nothing(
     assert len(standin.bot_messages(user_id)) == 3
     assert next(m for m in standin.bot_messages(user_id) if m["message_id"] == draft["message_id"])["text"] == final
     assert final.split() == ANSWER.split()
+
+
+@pytest.fixture
+def remote(env):  # type: ignore[no-untyped-def]
+    """The scripted server as a remote OpenAI-compatible model (an API key is set)."""
+    with ScriptedLLM() as server:
+        env(GROVE_LLM_API_KEY="k", GROVE_LLM_BASE_URL=server.base_url, GROVE_LLM_RETRIES="0",
+            GROVE_STREAM_DRAFTS="true", GROVE_PLANNER="off")
+        yield server
+
+
+@pytest.mark.asyncio
+async def test_a_remote_answer_streams_into_telegrams_draft_and_is_sent_once(
+    standin: TelegramStandin, remote: ScriptedLLM, store: str, user_id: int
+) -> None:
+    """The remote model searches (not streamed: it may call its tool), then its answer streams into
+    the draft as it comes; the final message is sent once, with the sources of what it cites."""
+    from tests.support.scripted_llm import tool_call
+
+    store_facts(user_id)
+    remote.script(tool_call({"query": "подкормка малины весной"}), trickle(0.15, text(ANSWER)))
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        standin.send_text(user_id, "Чем подкормить малину весной?")
+        await _until(lambda: any(ANSWER.split()[0] in d["text"] for d in standin.drafts(user_id)))
+        assert len(standin.bot_messages(user_id)) == 2  # the words are in the draft, no reply sent yet
+        reply = (await standin.wait_for_bot_messages_async(user_id, 3, timeout=60))[2]["text"]
+    first, second = remote.requests
+    assert "tools" in first and not first.get("stream")
+    assert second.get("stream") is True and "tools" not in second
+    partial = [d["text"] for d in standin.drafts(user_id) if d["text"] and d["text"] != ANSWER]
+    assert partial and all(len(d.split()) < len(ANSWER.split()) for d in partial)  # it grew as it came
+    assert reply.split()[:4] == ANSWER.split()[:4]
+    assert len(standin.bot_messages(user_id)) == 3
+
+
+@pytest.mark.asyncio
+async def test_telegrams_stop_on_a_remote_answer_closes_its_stream_and_keeps_what_was_shown(
+    standin: TelegramStandin, remote: ScriptedLLM, store: str, user_id: int
+) -> None:
+    from flows.texts import ANSWER_STOPPED
+
+    from tests.support.scripted_llm import tool_call
+
+    store_facts(user_id)
+    remote.script(tool_call({"query": "подкормка малины"}), trickle(0.3, text(LONG_ANSWER)))
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        standin.send_text(user_id, "Чем подкормить малину весной?")
+        await _until(lambda: len([d for d in standin.drafts(user_id) if d["text"]]) >= 2)
+        assert standin.stop_draft(user_id) is not None
+        reply = (await standin.wait_for_bot_messages_async(user_id, 3, timeout=60))[2]["text"]
+    assert remote.abandoned and remote.abandoned[0] > 0  # the remote stream was closed
+    assert reply.startswith(ANSWER_STOPPED) and len(reply.split()) < len(LONG_ANSWER.split())
+    assert reply == markdown_html(stored_answer(store, user_id))

@@ -25,6 +25,8 @@ client has long given up: a consultation that timed out kept the single slot bus
 649 s while its retries queued behind it. A streamed one stops at the next token once
 the connection is closed, which is what leaving `complete` on a timeout does. A timed-out
 local call is not retried either: the retry would redo the same work on the same CPU.
+A remote model's plain answer is streamed too when the turn has a draft up (Telegram's
+own draft in a private chat), so its words show as they come and «Стоп» closes its stream.
 """
 
 from __future__ import annotations
@@ -279,6 +281,12 @@ def complete(
             on_text=sink, prompt_tokens=prompt_tokens))
         return reply.model_copy(update={"content": reply.content.strip()})
     timeout, left = _call_timeout()
+    sink = None if tools or json_schema is not None else on_text or current_sink()
+    if sink is not None:  # a remote answer with a draft up: its words stream into it too
+        reply = shutdown.call(lambda: _streamed(
+            f"{endpoint.base_url}/chat/completions", payload, headers, timeout,
+            deadline_bound=left is not None and timeout >= left, piece=_delta, on_text=sink))
+        return reply.model_copy(update={"content": reply.content.strip()})
     try:
         response = shutdown.call(lambda: _client().post(f"{endpoint.base_url}/chat/completions", json=payload,
                                                         headers=headers, timeout=timeout))
@@ -432,7 +440,7 @@ def _streamed(url: str, payload: dict[str, Any], headers: dict[str, str], timeou
         if isinstance(exc, httpx.TimeoutException):
             # Not transient: the abandoned generation has been stopped, and a retry would only
             # repeat the same work on the same CPU.
-            raise LLMError(f"the local model gave no complete answer within {timeout:.0f} s") from exc
+            raise LLMError(f"the model gave no complete answer within {timeout:.0f} s") from exc
         raise TransientLLMError(f"LLM endpoint unreachable: {exc!r}") from exc
     if first is not None and prompt_tokens:
         local_speed().observe(prompt_tokens, first - began, pieces - 1, time.monotonic() - first)
