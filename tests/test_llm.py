@@ -83,6 +83,28 @@ def test_tools_and_authorisation_are_sent(env) -> None:  # type: ignore[no-untyp
     assert reply.tool_calls[0].arguments == {"query": "малина"}
 
 
+def test_a_remote_call_with_a_sink_streams_and_puts_its_tool_calls_together(env) -> None:  # type: ignore[no-untyped-def]
+    """With a draft up, a remote call is streamed, tools offered or not: its words reach the sink as
+    they come, and a tool call arriving in pieces (id and name, then the arguments) is put together."""
+    tool = {"type": "function", "function": {"name": "rag-db-query", "parameters": {}}}
+    seen: list[str] = []
+    with ScriptedLLM([tool_call({"query": "подкормка малины весной"}), tool_call("{oops"),
+                      text("Азот весной, калий осенью.")]) as server:
+        called = complete([{"role": "user", "content": "q"}], tools=[tool], endpoint=remote(server),
+                          on_text=seen.append)
+        broken = complete([{"role": "user", "content": "q"}], tools=[tool], endpoint=remote(server),
+                          on_text=seen.append)
+        said = complete([{"role": "user", "content": "q"}], tools=[tool], endpoint=remote(server),
+                        on_text=seen.append)
+        assert [r.get("stream") for r in server.requests] == [True, True, True]
+    [call] = called.tool_calls
+    assert (call.id, call.name, call.arguments) == ("call_0", "rag-db-query", {"query": "подкормка малины весной"})
+    assert called.content == "" and broken.tool_calls[0].arguments is None  # kept, marked invalid
+    assert broken.tool_calls[0].raw_arguments == "{oops"
+    assert said.content == "Азот весной, калий осенью." and not said.tool_calls
+    assert seen == ["Азот", "Азот весной,", "Азот весной, калий", "Азот весной, калий осенью."]
+
+
 def test_malformed_tool_arguments_are_kept_but_marked() -> None:
     body = {"choices": [{"message": {"content": None, "tool_calls": [
         {"id": "1", "function": {"name": "rag-db-query", "arguments": "{oops"}},

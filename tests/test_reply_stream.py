@@ -6,6 +6,8 @@ the scripted local model streaming word by word, the Bot API stand-in — with t
 
 from __future__ import annotations
 
+import json
+
 import psycopg
 import pytest
 
@@ -630,8 +632,8 @@ def remote(env):  # type: ignore[no-untyped-def]
 async def test_a_remote_answer_streams_into_telegrams_draft_and_is_sent_once(
     standin: TelegramStandin, remote: ScriptedLLM, store: str, user_id: int
 ) -> None:
-    """The remote model searches (not streamed: it may call its tool), then its answer streams into
-    the draft as it comes; the final message is sent once, with the sources of what it cites."""
+    """The remote model's search call comes streamed in pieces and is put together, then its answer
+    streams into the draft as it comes; the final message is sent once."""
     from tests.support.scripted_llm import tool_call
 
     store_facts(user_id)
@@ -643,8 +645,9 @@ async def test_a_remote_answer_streams_into_telegrams_draft_and_is_sent_once(
         assert len(standin.bot_messages(user_id)) == 2  # the words are in the draft, no reply sent yet
         reply = (await standin.wait_for_bot_messages_async(user_id, 3, timeout=60))[2]["text"]
     first, second = remote.requests
-    assert "tools" in first and not first.get("stream")
+    assert "tools" in first and first.get("stream") is True  # its search, streamed as a tool call
     assert second.get("stream") is True and "tools" not in second
+    assert "подкормка малины весной" in json.dumps(second, ensure_ascii=False)  # the gathered call ran
     partial = [d["text"] for d in standin.drafts(user_id) if d["text"] and d["text"] != ANSWER]
     assert partial and all(len(d.split()) < len(ANSWER.split()) for d in partial)  # it grew as it came
     assert reply.split()[:4] == ANSWER.split()[:4]
@@ -670,3 +673,20 @@ async def test_telegrams_stop_on_a_remote_answer_closes_its_stream_and_keeps_wha
     assert remote.abandoned and remote.abandoned[0] > 0  # the remote stream was closed
     assert reply.startswith(ANSWER_STOPPED) and len(reply.split()) < len(LONG_ANSWER.split())
     assert reply == markdown_html(stored_answer(store, user_id))
+
+
+@pytest.mark.asyncio
+async def test_a_remote_answer_without_a_search_streams_too(
+    standin: TelegramStandin, remote: ScriptedLLM, store: str, user_id: int
+) -> None:
+    remote.script(trickle(0.15, text(ANSWER)))  # it answers at once, offered its tool
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        standin.send_text(user_id, "Чем подкормить малину весной?")
+        await _until(lambda: any(d["text"] for d in standin.drafts(user_id)))
+        reply = (await standin.wait_for_bot_messages_async(user_id, 3, timeout=60))[2]["text"]
+    [request] = remote.requests
+    assert "tools" in request and request.get("stream") is True
+    partial = [d["text"] for d in standin.drafts(user_id) if d["text"]]
+    assert partial and len(partial[0].split()) < len(ANSWER.split())
+    assert reply.split()[:4] == ANSWER.split()[:4]

@@ -25,8 +25,9 @@ client has long given up: a consultation that timed out kept the single slot bus
 649 s while its retries queued behind it. A streamed one stops at the next token once
 the connection is closed, which is what leaving `complete` on a timeout does. A timed-out
 local call is not retried either: the retry would redo the same work on the same CPU.
-A remote model's plain answer is streamed too when the turn has a draft up (Telegram's
-own draft in a private chat), so its words show as they come and «Стоп» closes its stream.
+A remote model's answer is streamed too when the turn has a draft up (Telegram's own
+draft in a private chat), so its words show as they come and «Стоп» closes its stream; a
+tool call it makes instead arrives in pieces and is put together (`_gather_tool_calls`).
 """
 
 from __future__ import annotations
@@ -281,8 +282,8 @@ def complete(
             on_text=sink, prompt_tokens=prompt_tokens))
         return reply.model_copy(update={"content": reply.content.strip()})
     timeout, left = _call_timeout()
-    sink = None if tools or json_schema is not None else on_text or current_sink()
-    if sink is not None:  # a remote answer with a draft up: its words stream into it too
+    sink = None if json_schema is not None else on_text or current_sink()
+    if sink is not None:  # a remote answer with a draft up: its words (or its tool call) stream in
         reply = shutdown.call(lambda: _streamed(
             f"{endpoint.base_url}/chat/completions", payload, headers, timeout,
             deadline_bound=left is not None and timeout >= left, piece=_delta, on_text=sink))
@@ -396,6 +397,7 @@ def _streamed(url: str, payload: dict[str, Any], headers: dict[str, str], timeou
     first: float | None = None
     pieces = 0
     parts: list[str] = []
+    calls: dict[int, dict[str, str]] = {}  # streamed tool calls, by index: id, name, arguments so far
     finish: str | None = None
     model = ""
     switch = shutdown.current_switch()  # the user's «Стоп» hangs up at once
@@ -422,6 +424,7 @@ def _streamed(url: str, payload: dict[str, Any], headers: dict[str, str], timeou
                     raise TransientLLMError(f"LLM endpoint streamed a non-JSON event: {data[:200]}") from exc
                 model = str(chunk.get("model") or model)
                 for choice in chunk.get("choices") or []:
+                    _gather_tool_calls(choice, calls)
                     text = piece(choice)
                     if text:
                         pieces += 1
@@ -444,7 +447,21 @@ def _streamed(url: str, payload: dict[str, Any], headers: dict[str, str], timeou
         raise TransientLLMError(f"LLM endpoint unreachable: {exc!r}") from exc
     if first is not None and prompt_tokens:
         local_speed().observe(prompt_tokens, first - began, pieces - 1, time.monotonic() - first)
-    return LLMReply(content="".join(parts), finish_reason=finish, model=model)
+    tool_calls = [ToolCall(id=call["id"] or f"call_{index}", name=call["name"],
+                           raw_arguments=(parsed := _parse_arguments(call["arguments"]))[0], arguments=parsed[1])
+                  for index, call in sorted(calls.items())]
+    return LLMReply(content="".join(parts), tool_calls=tool_calls, finish_reason=finish, model=model)
+
+
+def _gather_tool_calls(choice: dict[str, Any], calls: dict[int, dict[str, str]]) -> None:
+    """A chat stream's tool calls come in pieces (OpenAI's `delta.tool_calls`): the first piece of
+    each carries its index, id and name, the rest more of its JSON arguments."""
+    for piece in (choice.get("delta") or {}).get("tool_calls") or []:
+        call = calls.setdefault(int(piece.get("index") or 0), {"id": "", "name": "", "arguments": ""})
+        call["id"] = str(piece.get("id") or call["id"])
+        function = piece.get("function") or {}
+        call["name"] = call["name"] or str(function.get("name") or "")
+        call["arguments"] += str(function.get("arguments") or "")
 
 
 def _hang_up(response: httpx.Response) -> None:

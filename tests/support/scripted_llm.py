@@ -159,7 +159,13 @@ class ScriptedLLM:
         choice = response.body["choices"][0]
         raw = "text" in choice
         words = ((choice["text"] if raw else choice["message"].get("content")) or "").split(" ")
-        pieces = [w if i == 0 else f" {w}" for i, w in enumerate(words)]
+        pieces: list[Any] = [w if i == 0 else f" {w}" for i, w in enumerate(words)]
+        calls = [] if raw else choice["message"].get("tool_calls") or []
+        if calls:  # as OpenAI streams them: index, id and name first, then the arguments in pieces
+            pieces = [{"index": i, "id": c["id"], "type": "function",
+                       "function": {"name": c["function"]["name"], "arguments": ""}} for i, c in enumerate(calls)]
+            pieces += [{"index": i, "function": {"arguments": c["function"]["arguments"][at:at + 8]}}
+                       for i, c in enumerate(calls) for at in range(0, len(c["function"]["arguments"]), 8)]
         sent = 0
         try:
             for sent, piece in enumerate(pieces):
@@ -169,10 +175,11 @@ class ScriptedLLM:
                     return
                 last = sent == len(pieces) - 1
                 finish = choice["finish_reason"] if last else None
+                delta = {"tool_calls": [piece]} if calls else {"content": piece}
                 chunk = ({"id": "cmpl-stream", "object": "text_completion", "model": "scripted",
                           "choices": [{"index": 0, "text": piece, "finish_reason": finish}]} if raw else
                          {"id": "chatcmpl-stream", "object": "chat.completion.chunk", "model": "scripted",
-                          "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": finish}]})
+                          "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
                 yield f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n"
             sent = len(pieces)
             yield "data: [DONE]\n\n"
