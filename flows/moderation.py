@@ -19,10 +19,9 @@ from nodes.store.moderation import (ModerationItem, Review, approve, get_item, i
 from nodes.telegram.reply import answer_callback
 
 
-def is_moderation_update(update: IncomingUpdate) -> bool:
-    """A /moderation command, a moderation button, or an admin's message that is an edited answer."""
-    if update.command == "moderation" or (update.callback_data or "").startswith("mod:"):
-        return True
+def editing_answer(update: IncomingUpdate) -> bool:
+    """An admin's plain message while they edit a queued answer: the corrected answer (a store
+    read, so asked by the message handler, not by a route's matcher)."""
     return bool(update.text and not update.command and is_admin(update.user_id)
                 and item_being_edited.fn(update.user_id) is not None)
 

@@ -147,7 +147,7 @@ async def test_the_command_menu_and_help(standin: TelegramStandin, user_id: int,
         await standin.wait_for_calls_async("setMyCommands", 2)
         standin.send_text(user_id, "/help")
         [reply] = await standin.wait_for_bot_messages_async(user_id, 1)
-    assert [c["command"] for c in standin.my_commands()] == ["start", "help", "clean_chat", "clean_base"]
+    assert [c["command"] for c in standin.my_commands()] == ["start", "help", "clean_chat", "clean_base", "base"]
     assert [c["command"] for c in standin.my_commands(admin)][-1] == "moderation"
     assert standin.my_commands(user_id) == []  # a user who is no admin sees the default list only
     assert "20 МБ" in reply["text"] and "«База»" in reply["text"] and "/clean_base" in reply["text"]

@@ -25,6 +25,7 @@ def _update(**fields: object) -> IncomingUpdate:
     ({"command": "clean_chat"}, "clean-chat"),
     ({"callback_data": "clean_chat"}, "clean-chat"),
     ({"command": "help"}, "help"),
+    ({"command": "base"}, "my-base"),
     ({"callback_data": "culture:Клубника"}, "culture"),
     ({"callback_data": "index_offer:yes:token"}, "index-offer"),
     ({"command": "start"}, "mode-switch"),
@@ -43,3 +44,18 @@ def test_every_update_has_a_route_and_every_mode_a_branch() -> None:
     assert ROUTES[-1].matches(_update())  # the last route takes whatever is left
     assert len({r.name for r in ROUTES}) == len(ROUTES)
     assert set(MODE_BRANCHES) == set(MODES)
+
+
+def test_the_menu_is_the_routes_commands_each_answered_by_its_own_route() -> None:
+    from flows.handle_update import MENU
+
+    assert [c.name for c in MENU] == ["start", "help", "clean_chat", "clean_base", "base", "moderation"]
+    for listed in MENU:
+        assert route(_update(command=listed.name)).menu == listed
+
+
+def test_matching_reads_no_store(env) -> None:  # type: ignore[no-untyped-def]
+    """An admin's plain message is routed to the message handler by the table alone (whether it is a
+    corrected answer to a queued one is the handler's question, asked of the store)."""
+    env(GROVE_ADMIN_IDS="[7]", DATABASE_URL="postgresql://nobody@127.0.0.1:1/none")
+    assert route(_update(text="Исправленный ответ")).name == "message"

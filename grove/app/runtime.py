@@ -432,7 +432,10 @@ def run_bot(settings: Settings) -> None:
     from grove.store import stops
 
     # A «Стоп» for an answer streaming on a task worker goes to the workers (grove/store/stops.py).
-    application = build_application(settings, submit, stops.announce if settings.dispatch == "prefect" else None)
+    from flows.handle_update import MENU
+
+    application = build_application(settings, submit, stops.announce if settings.dispatch == "prefect" else None,
+                                    commands=MENU)
     allowed_updates = ALLOWED_UPDATES
     stop_signals = (signal.SIGINT, signal.SIGTERM)
     try:

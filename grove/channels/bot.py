@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, cast, get_args
 
 from telegram import BotCommand, BotCommandScopeChat, Message, Update
@@ -32,7 +32,7 @@ from telegram.request import HTTPXRequest
 
 from grove.store import inbox
 from grove.store.db import StoreUnavailable
-from grove.core.messages import STOP_TOAST, Attachment, ChatType, IncomingUpdate, parse_command, stop_token
+from grove.core.messages import STOP_TOAST, Attachment, ChatType, Command, IncomingUpdate, parse_command, stop_token
 from grove.core.shutdown import stop_answer
 from grove.core.settings import Settings
 
@@ -238,9 +238,11 @@ def to_incoming(update: Update, bot: BotIdentity | None = None) -> IncomingUpdat
 
 
 def build_application(settings: Settings, submit: Submit,
-                      announce: Callable[[int, int, int | None], object] | None = None) -> App:
+                      announce: Callable[[int, int, int | None], object] | None = None,
+                      commands: Sequence[Command] = ()) -> App:
     """A PTB Application against `settings.telegram_api_url` whose updates go to `submit`;
-    a «Стоп» for an answer streaming in no process of this one goes to `announce`."""
+    a «Стоп» for an answer streaming in no process of this one goes to `announce`; `commands`
+    (the routes' menu, handed in by the app) are set as Telegram's command menu at start."""
     token = settings.bot_token
     if not token:
         raise RuntimeError("TELEGRAM_BOT_TOKEN is not set")
@@ -273,7 +275,8 @@ def build_application(settings: Settings, submit: Submit,
         get_updates_request=HTTPXRequest(read_timeout=settings.telegram_poll_timeout + 10),
     )
     async def announce_commands(application: App) -> None:
-        await set_commands(application.bot, settings.admin_ids)
+        if commands:
+            await set_commands(application.bot, settings.admin_ids, commands)
 
     queue = DurableUpdateQueue(announce)
     application = (ApplicationBuilder().bot(bot).update_queue(queue)
@@ -283,19 +286,14 @@ def build_application(settings: Settings, submit: Submit,
     return application
 
 
-# The command menu Telegram shows (setMyCommands); admins' chats also get `ADMIN_COMMANDS`.
-COMMANDS = (("start", "Выбрать режим: Чат или База"), ("help", "Что я умею и какие есть ограничения"),
-            ("clean_chat", "Очистить историю чата"), ("clean_base", "Удалить мою базу документов"))
-ADMIN_COMMANDS = (("moderation", "Очередь ответов на модерацию"),)
-
-
-async def set_commands(bot: Any, admin_ids: list[int]) -> None:
-    """The command menu users see next to the input field; admins' chats also list /moderation.
+async def set_commands(bot: Any, admin_ids: list[int], commands: Sequence[Command]) -> None:
+    """The command menu users see next to the input field (setMyCommands); admins' chats also list
+    the admin commands (/moderation).
 
     A failure is logged, not fatal: the commands work typed, with or without the menu.
     """
-    everyone = [BotCommand(name, description) for name, description in COMMANDS]
-    admin = everyone + [BotCommand(name, description) for name, description in ADMIN_COMMANDS]
+    everyone = [BotCommand(c.name, c.menu) for c in commands if not c.admin]
+    admin = everyone + [BotCommand(c.name, c.menu) for c in commands if c.admin]
     try:
         await bot.set_my_commands(everyone)
         for admin_id in admin_ids:

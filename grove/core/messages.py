@@ -43,6 +43,17 @@ class Attachment(BaseModel):
     duration: int | None = None
 
 
+class Command(BaseModel):
+    """A command as users see it: its line in Telegram's menu (`menu`), its words in /help (`help`),
+    its place in both (`position`); an `admin` one is listed in admins' chats only."""
+
+    name: str
+    menu: str
+    help: str
+    position: int
+    admin: bool = False
+
+
 class IncomingUpdate(BaseModel):
     """One thing a user did: a message (text, command, files) or a button press."""
 

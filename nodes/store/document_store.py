@@ -138,6 +138,27 @@ def delete_user_documents(owner_id: int) -> tuple[int, int]:
     return docs, chunks
 
 
+class ListedDocument(BaseModel):
+    """One searchable document of a user's base, as /base lists it."""
+
+    title: str | None
+    source_type: str
+    source_identifier: str
+    chunk_count: int
+
+
+def user_documents(owner_id: int, limit: int = 20) -> tuple[list[ListedDocument], int]:
+    """This owner's searchable documents, newest first (at most `limit`), and how many there are."""
+    with transaction() as conn:
+        rows = conn.execute(
+            "select title, source_type, source_identifier, chunk_count, count(*) over () as total"
+            "  from documents where owner_id = %s and is_active order by id desc limit %s",
+            (owner_id, limit)).fetchall()
+    total = int(rows[0]["total"]) if rows else 0
+    return [ListedDocument(title=r["title"], source_type=r["source_type"], source_identifier=r["source_identifier"],
+                           chunk_count=r["chunk_count"]) for r in rows], total
+
+
 def message_documents(owner_id: int, chat_id: int, message_id: int, before_job: int) -> list[int]:
     """The documents earlier jobs indexed from one message (edited since), this owner's only."""
     with transaction() as conn:

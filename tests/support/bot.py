@@ -16,6 +16,7 @@ from typing import Any
 
 from telegram.ext import Application
 
+from flows.handle_update import MENU
 from grove.channels.bot import ALLOWED_UPDATES, build_application, parse_stored
 from grove.app.dispatch import Dispatcher
 from grove.core.settings import get_settings
@@ -27,7 +28,7 @@ def new_bot(**dispatcher: Any) -> Application:
     """A fresh Application and dispatcher, as a new bot process would build them."""
     settings = get_settings().model_copy(update={"telegram_poll_timeout": 1})
     turns = Dispatcher(parse=parse_stored, **dispatcher)
-    app = build_application(settings, turns.submit)
+    app = build_application(settings, turns.submit, commands=MENU)
     app.bot_data["dispatcher"] = turns
     return app
 
