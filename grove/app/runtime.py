@@ -294,15 +294,22 @@ def start_llm(settings: Settings, stack: Stack, *, quiet: bool = False) -> None:
         say(f"LLM: local {settings.local_llm_model} at {url} (offline default; {server.device})")
 
 
-def check_reranker_setting(settings: Settings) -> None:
-    """A typo in GROVE_RERANKER stops the start with the choices, not the first question."""
+def check_plugin_settings(settings: Settings) -> None:
+    """A typo in a setting that names a plug-in (GROVE_RERANKER, GROVE_QUOTE_SELECTOR) stops the
+    start with the choices, not the first question."""
+    from nodes.answering.quote import choice_of
     from nodes.retrieval.rerankers import check_reranker
 
-    try:
-        check_reranker(settings.reranker)
-    except ValueError as exc:
-        say(f"GROVE_RERANKER: {exc}")
-        raise SystemExit(2) from exc
+    checks: dict[str, Callable[[], object]] = {
+        "GROVE_RERANKER": lambda: check_reranker(settings.reranker),
+        "GROVE_QUOTE_SELECTOR": lambda: choice_of(settings.quote_selector),
+    }
+    for name, check in checks.items():
+        try:
+            check()
+        except ValueError as exc:
+            say(f"{name}: {exc}")
+            raise SystemExit(2) from exc
 
 
 def announce_embeddings(settings: Settings) -> None:
@@ -367,7 +374,7 @@ def up(*, console: bool | None = None) -> int:
     warming: threading.Thread | None = None
     with stack.exit:
         try:
-            check_reranker_setting(settings)  # before anything starts
+            check_plugin_settings(settings)  # before anything starts
             claim_up(settings, stack)
             start_store(settings, stack)
             start_prefect(get_settings(), stack)
