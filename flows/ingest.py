@@ -49,16 +49,8 @@ class IngestOutcome(BaseModel):
     document_id: int | None = None
 
 
-def display_name(item: IngestItem) -> str:
-    if item.kind == "link" and item.url:
-        return item.url
-    if item.kind == "text":
-        return "текст сообщения"
-    return item.file_name or item.source_identifier
-
-
 def _source_label(item: IngestItem) -> str:
-    return f"{item.kind}-{display_name(item).split('://', 1)[-1][:80]}"
+    return f"{item.kind}-{item.label.split('://', 1)[-1][:80]}"
 
 
 def _flow_run_name(parameters: dict[str, Any]) -> str:
@@ -143,7 +135,7 @@ def extract(item: IngestItem) -> ExtractedDocument:
 
 def _summary(item: IngestItem, outcome: IngestOutcome, document: ExtractedDocument | None,
              timings: dict[str, float]) -> str:
-    rows = [f"| source | {display_name(item)} |", f"| status | {outcome.status} |"]
+    rows = [f"| source | {item.label} |", f"| status | {outcome.status} |"]
     if document is not None:
         rows += [f"| type | {document.source_type} |", f"| title | {document.title or '—'} |",
                  f"| characters | {len(document.text)} |"]
@@ -161,7 +153,7 @@ def ingest_source(item: IngestItem, owner_id: int, subcategory: str | None = Non
     """extract → (dedupe) → chunk → embed → store for one source; raises IngestError on bad input.
 
     A `pending` source is stored unsearchable, for the job to activate (an edited message's new version)."""
-    name = display_name(item)
+    name = item.label
     with working_on(name):
         return _ingest_source(item, name, owner_id, subcategory, job_id, pending)
 
@@ -240,11 +232,11 @@ ingest_branch = task(name="ingest-branch", task_run_name=_branch_run_name)(inges
 def _failed(item: IngestItem, exc: BaseException) -> IngestOutcome:
     """What the user hears about a branch that failed (its task run keeps the traceback)."""
     if isinstance(exc, IngestError):
-        return IngestOutcome(name=display_name(item), status="failed",
+        return IngestOutcome(name=item.label, status="failed",
                              user_message=exc.user_message, reason=exc.reason)
     message = user_message_for(exc) if item.kind == "link" else None
-    return IngestOutcome(name=display_name(item), status="failed",
-                         user_message=message or GENERIC_FAILURE.format(name=display_name(item)),
+    return IngestOutcome(name=item.label, status="failed",
+                         user_message=message or GENERIC_FAILURE.format(name=item.label),
                          reason=f"{type(exc).__name__}: {exc}")
 
 
@@ -365,7 +357,7 @@ def ingest_job(job: jobs.Job, stop: threading.Event | None = None) -> list[Inges
     from nodes.telegram.reply import deliver_row, send_reply
 
     items = [IngestItem.model_validate(i) for i in job.payload["items"]]
-    progress = ProgressMessage(job, [display_name(i) for i in items], get_settings().progress_every,
+    progress = ProgressMessage(job, [i.label for i in items], get_settings().progress_every,
                                stop or threading.Event())
     # An edited message: its new version is stored unsearchable, then takes the place of what the
     # earlier version indexed (jobs of one user run in order, so that job has finished) in the

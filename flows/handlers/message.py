@@ -89,7 +89,7 @@ def offer_indexing(update: IncomingUpdate) -> list[Reply]:
         return [Reply(chat_id=update.chat_id, text=texts.CHAT_NEEDS_TEXT)]
     token = confirmations.issue("index_offer", update.user_id, update.chat_id,
                                 {"items": [item.model_dump(mode="json") for item in items]})
-    return [Reply(chat_id=update.chat_id, text=texts.index_offer([_label(i) for i in items]),
+    return [Reply(chat_id=update.chat_id, text=texts.index_offer([i.label for i in items]),
                   buttons=texts.index_offer_buttons(token))]
 
 
@@ -118,7 +118,7 @@ def queue_indexing(update: IncomingUpdate, items: list[IngestItem], *, replaces:
                           {"items": [item.model_dump(mode="json") for item in items],
                            "message_id": update.message_id, "replaces": replaces},
                           update_id=update.update_id)
-    return [Reply(chat_id=update.chat_id, text=texts.ingest_accepted([_label(i) for i in items], waiting),
+    return [Reply(chat_id=update.chat_id, text=texts.ingest_accepted([i.label for i in items], waiting),
                   acknowledges_job=job_id)]
 
 
@@ -127,14 +127,6 @@ def index_now(update: IncomingUpdate, items: list[IngestItem]) -> list[Reply]:
 
     outcomes = ingest(items, update.user_id)
     return [Reply(chat_id=update.chat_id, text=confirmation(outcomes))]
-
-
-def _label(item: IngestItem) -> str:
-    if item.kind == "link" and item.url:
-        return item.url
-    if item.kind == "text":
-        return "текст сообщения"
-    return item.file_name or item.source_identifier
 
 
 # What a message is in each mode (`user_state.current_mode`).

@@ -63,14 +63,14 @@ def run_ingest(arguments: list[str], user_id: int | None, subcategory: str | Non
         with console.status("starting Postgres and Prefect …"):
             start_store(settings, stack, quiet=True)
             start_prefect(get_settings(), stack, reuse=True, quiet=True)
-        from flows.ingest import display_name, ingest
+        from flows.ingest import ingest
         from grove.core.progress import reporting
 
         columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
                    TimeElapsedColumn())
         with Progress(*columns, console=console) as progress:
             bars: dict[str, TaskID] = {
-                display_name(item): progress.add_task(display_name(item)[:50], total=None, detail="")
+                item.label: progress.add_task(item.label[:50], total=None, detail="")
                 for item in items
             }
 

@@ -36,6 +36,15 @@ class IngestItem(BaseModel):
     file_size: int | None = None
     text: str | None = None
 
+    @property
+    def label(self) -> str:
+        """How the user's messages and the runs name it: the link, «текст сообщения», or the file name."""
+        if self.kind == "link" and self.url:
+            return self.url
+        if self.kind == "text":
+            return "текст сообщения"
+        return self.file_name or self.source_identifier
+
 
 class Segment(BaseModel):
     """A timed piece of a transcript (seconds from the start of the media)."""
