@@ -36,6 +36,12 @@ Sets (nothing here edits a set):
   bench/sets/omegat_html_ru.json: 30 questions over 31 pages of the Russian OmegaT manual, HTML),
   each with 10 unanswerable ones: written on 2026-11-26 by someone who had not seen the answers
   to E and F, after the answer path was tuned on them — the held-out check of issue 37;
+* ``flowblade``, ``aptitude`` — sets I and J (bench/sets/flowblade_html_ru.json: 20 questions over the
+  14 pages of Flowblade's Russian help, HTML; bench/sets/aptitude_pdf_ru.json: 20 questions over four
+  pages of the Russian aptitude manual converted to PDF by LibreOffice, committed in bench/sets/docs/),
+  each with 10 unanswerable ones: written on 2026-11-26 after G and H had been read — the next held-out
+  check. (The aptitude manual's section headings are among the ``debian`` retrieval set's questions;
+  no answer over it had been read.)
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -89,7 +95,7 @@ INGESTION_SETTINGS = ("chunking", "chunk_target_chars", "chunk_overlap_chars", "
                       "embedding_max_tokens", "embedding_document_prompt", "embedding_document_title_prompt",
                       "chunk_merge_chars", "chunk_context")
 SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "doublecmd", "texlive-dev", "gimp-dev",
-             "installguide", "omegat")
+             "installguide", "omegat", "flowblade", "aptitude")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -288,6 +294,8 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "installguide": lambda: load_needle_set("debian_install_pdf_ru.json", "installguide",
                                                 "debian_install_pdf_silent_ru.json"),
         "omegat": lambda: load_needle_set("omegat_html_ru.json", "omegat", "omegat_html_silent_ru.json"),
+        "flowblade": lambda: load_needle_set("flowblade_html_ru.json", "flowblade", "flowblade_html_silent_ru.json"),
+        "aptitude": lambda: load_needle_set("aptitude_pdf_ru.json", "aptitude", "aptitude_pdf_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
