@@ -175,21 +175,37 @@ def local_decoding(documents: bool) -> Decoding | None:
 
 def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], policy: TurnPolicy,
             shown: list[Fragment], reply: LLMReply) -> LLMReply | None:
-    """A refusal over fragments that passed the gate, asked again from the passages that answer the
-    question alone; the new draft when it answers (None: it refused again, or nothing to ask from).
+    """A draft over fragments the gate passed that refuses or fails the answer checks, asked again from
+    the passages that answer the question alone; the new draft when it answers and passes the checks
+    (None: the first draft was fine, the second failed too, or there is nothing to ask from).
 
-    The gate passed them: the question names nothing the base lacks and its fragments are close. A
-    small model reading four long fragments still said «об этом не сказано» over the very passage
-    that answers (issue 37: 13 of 60 answers); given only that passage it answers from it.
+    The gate passed the fragments: the question names nothing the base lacks and its fragments are
+    close. A small model reading four long fragments still said «об этом не сказано» over the very
+    passage that answers (issue 37: 13 of 60 answers), or drifted into its own commands and loops; given
+    only that passage it answers from it. A second draft that fails again is not shown: the first one's
+    fallback (the passages themselves) is.
     """
-    if not shown or not is_refusal(reply.content):
+    if not shown:
+        return None
+    settings = get_settings()
+    refused = is_refusal(reply.content)
+    if not refused and not pipeline.failures(reply, question, shown, max_chars=settings.local_answer_max_chars,
+                                             strict=settings.local_answer_strict):
         return None
     quotes = select_quote(question, [f.text for f in shown])
     if not quotes:
         return None
     system = {"role": "system", "content": local_system_prompt(policy, shown, facts=passage_facts(quotes, shown))}
-    again: LLMReply = ask([system, *messages[1:]], decoding=answer_decoding())
-    return None if is_refusal(again.content) else again
+    try:
+        again: LLMReply = ask([system, *messages[1:]], decoding=answer_decoding())
+    except LLMError as exc:  # no time left, or the endpoint failed: the first draft's fallback stands
+        log.info("no second draft for %r: %s", question[:60], exc)
+        return None
+    if is_refusal(again.content) or pipeline.failures(again, question, shown,
+                                                      max_chars=settings.local_answer_max_chars,
+                                                      strict=settings.local_answer_strict):
+        return None
+    return again
 
 
 def absent_lead(unknown: list[str]) -> str:

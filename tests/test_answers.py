@@ -25,7 +25,7 @@ from grove.core.ingest_types import ExtractedDocument
 from flows.chat import GENERAL_LEAD
 from nodes.answering.quote import NEAREST_LEAD, QUOTE_LEAD
 from nodes.retrieval.unified_retrieve import LIBRARY_OWNER
-from tests.support.scripted_llm import Response, ScriptedLLM, text, tool_call
+from tests.support.scripted_llm import Response, ScriptedLLM, error, text, tool_call
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -448,6 +448,35 @@ def test_a_refusal_over_passing_fragments_is_asked_again_from_the_answering_pass
     assert again["messages"][-1] == first["messages"][-1]  # the same question
     assert answer.reasked and not answer.fallback and answer.text.startswith("Весной малину подкармливают азотом")
     assert "не сказано" not in answer.text and re.search(r"малина\.pdf, с\. 1\b", sources(answer.text))
+
+
+def test_a_draft_that_fails_the_checks_is_asked_again_from_the_answering_passage(
+        store: str, local: ScriptedLLM, user_id: int) -> None:
+    """Issue 37: a draft that loops (or invents) over fragments the gate passed; from the passage alone
+    the model says the fact in its own words, and that answer is shown instead of the bare quote."""
+    index(user_id, "малина.pdf", RASPBERRY)
+    local.script(text(LOOP), text("Весной малину подкармливают азотом, 15 г мочевины на метр [1]."))
+    answer = ask_chat(SPRING, user_id)
+    first, again = local.requests
+    assert all(fact in system_of(first) for fact in RASPBERRY)
+    assert RASPBERRY[0] in system_of(again) and RASPBERRY[2] not in system_of(again)
+    assert again["messages"][-1] == first["messages"][-1]
+    assert answer.reasked and not answer.fallback and not answer.degenerate
+    assert answer.text.startswith("Весной малину подкармливают азотом") and "Завтрак" not in answer.text
+    assert re.search(r"малина\.pdf, с\. 1\b", sources(answer.text))
+
+
+@pytest.mark.parametrize("second", [text(LOOP), error(500)], ids=["fails-again", "request-fails"])
+def test_a_second_draft_that_fails_leaves_the_first_drafts_fallback(
+        store: str, local: ScriptedLLM, user_id: int, second) -> None:  # type: ignore[no-untyped-def]
+    """A second draft is shown only when it passes the checks; otherwise (or when its request fails)
+    the turn ends as it would have without it: the passages, never an apology or the loop."""
+    index(user_id, "малина.pdf", RASPBERRY)
+    local.script(text(LOOP), second)
+    answer = ask_chat(SPRING, user_id)
+    assert len(local.requests) == 2 and not answer.failed
+    assert answer.fallback and "repetition" in answer.degenerate and not answer.reasked
+    assert answer.text.startswith(EXTRACT_LEAD) and RASPBERRY[0] in answer.text and "Завтрак" not in answer.text
 
 
 # --------------------------------------------------------------------------- a plan's answer, local model

@@ -173,8 +173,9 @@ class AnsweringSettings(BaseModel):
     )
     local_answer_reask: bool = Field(
         default=True,
-        description=("A local draft that refuses («об этом не сказано») over fragments the gate passed is asked "
-                     "again from the passages that answer the question alone (flows/chat.py `reasked`)."),
+        description=("A local draft that refuses («об этом не сказано») or fails the answer checks over fragments "
+                     "the gate passed is asked again from the passages that answer the question alone; the "
+                     "second draft is shown only when it passes the checks (flows/chat.py `reasked`)."),
     )
     local_prompt_style: Literal["short", "full", "exact"] = Field(
         default="short", description="Rules of the answer template for the local model (prompts/answer_parts.yaml)."

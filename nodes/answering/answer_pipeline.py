@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
-from nodes.answering.answer_check import EXTRACT_LEAD, CheckedAnswer, check_answer
+from nodes.answering.answer_check import EXTRACT_LEAD, CheckedAnswer, Draft, check_answer, complete_sentences, degenerate
 from nodes.store.chat_history import ChatMessage
 from nodes.answering.context_window import fit_items
 from nodes.answering.llm import LLMReply
@@ -83,6 +83,15 @@ def check(reply: LLMReply | str, question: str, pieces: Sequence[Citable], *, se
     return check_answer(strip_model_sources(text), question, [p.text for p in pieces], searched=searched,
                         max_chars=max_chars, truncated=truncated, lead=lead, nearest_lead=nearest_lead,
                         no_answer=no_answer, strict=strict)
+
+
+def failures(reply: LLMReply, question: str, pieces: Sequence[Citable], *, max_chars: int | None = None,
+             strict: bool = False) -> list[str]:
+    """The checks `check` would fail the draft on, without recording a check: asked before deciding
+    whether a draft is worth a second request (empty: it would be shown)."""
+    text = strip_model_sources(reply.content)
+    text = complete_sentences(text) if reply.finish_reason == "length" else text
+    return degenerate(Draft(text, question, [p.text for p in pieces], max_chars, strict))
 
 
 def compose(checked: CheckedAnswer, pieces: Sequence[Citable]) -> str:
