@@ -22,7 +22,7 @@ from nodes.answering.answer_check import EXTRACT_LEAD
 from nodes.store.document_store import ChunkRecord, store_document
 from nodes.embedding.embedder import get_embedder
 from grove.core.ingest_types import ExtractedDocument
-from flows.chat import GENERAL_LEAD
+from nodes.answering.chat_drafts import GENERAL_LEAD
 from nodes.answering.quote import NEAREST_LEAD, QUOTE_LEAD
 from nodes.retrieval.unified_retrieve import LIBRARY_OWNER
 from tests.support.scripted_llm import Response, ScriptedLLM, error, text, tool_call
@@ -149,7 +149,7 @@ def test_a_user_without_documents_is_not_searched(store: str, local: ScriptedLLM
 def test_a_short_follow_up_is_searched_with_the_question_before_it(
         store: str, local: ScriptedLLM, user_id: int) -> None:
     index(user_id, "малина.pdf", RASPBERRY)
-    local.script(text("Весной — азотом [1]."), text("Летом — калием и фосфором [1]."))
+    local.script(text("Весной малину подкармливают азотом [1]."), text("Летом — калием и фосфором [1]."))
     ask_chat(SPRING, user_id)
     answer = ask_chat("А летом?", user_id)
     assert answer.tool_query == f"{SPRING} А летом?"
