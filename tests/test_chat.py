@@ -164,7 +164,7 @@ async def test_injection_in_a_document_is_quoted_as_data(
 async def test_llm_outage_apologises_keeps_the_question_and_a_retry_answers_it(
     standin: TelegramStandin, llm: ScriptedLLM, store: str, user_id: int
 ) -> None:
-    from flows.chat import APOLOGY
+    from flows.texts import APOLOGY
     from nodes.store.chat_history import NO_ANSWER_MARK
 
     question = "Сколько азота нужно малине?"

@@ -143,7 +143,7 @@ def test_other_messages_are_not_retry_requests(text: str) -> None:
 def test_the_apologys_suggestion_is_a_retry_request() -> None:
     import re
 
-    from flows.chat import APOLOGY
+    from flows.texts import APOLOGY
 
     suggested = re.findall(r"«([^»]+)»", APOLOGY)
     assert suggested and all(is_retry_request(s) for s in suggested)

@@ -340,7 +340,7 @@ def test_postgres_lost_mid_indexing_stops_says_so_and_resumes_when_back(
 @pytest.mark.asyncio
 async def test_a_model_that_fails_then_hangs_meets_the_turns_deadline(
         standin: TelegramStandin, store: str, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
-    from flows.chat import APOLOGY
+    from flows.texts import APOLOGY
     from nodes.store.chat_history import NO_ANSWER_MARK
     from tests.support.scripted_llm import error, text
 

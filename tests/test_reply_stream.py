@@ -408,7 +408,7 @@ async def test_a_deadline_with_the_passages_on_screen_ends_with_them_not_an_apol
 ) -> None:
     """The model writes too slowly for the turn's deadline while the user reads its passage (in
     Telegram's draft): the reply is that passage and its source, marked as cut, and it is stored."""
-    from flows.chat import ANSWER_CUT, APOLOGY
+    from flows.texts import ANSWER_CUT, APOLOGY
 
     env(GROVE_STREAM_DRAFTS="true", GROVE_LOCAL_ANSWER_OPENING="0", GROVE_TURN_DEADLINE="8")
     store_facts(user_id)
@@ -434,7 +434,7 @@ async def test_a_model_measured_slow_is_given_the_time_its_prompt_needs_past_the
     """With the default deadline, a local answer is given what the model's measured speed says its
     prompt and token cap need (here more than the turn's 4 s): the user gets the whole answer, and
     the answer's timing is the speed the next turn's limit starts from."""
-    from flows.chat import ANSWER_CUT
+    from flows.texts import ANSWER_CUT
     from grove.core.settings import Settings
     from nodes.answering import model_speed
 

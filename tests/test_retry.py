@@ -69,7 +69,7 @@ def seen(request: dict[str, Any]) -> str:
 async def test_a_retry_after_a_failed_turn_answers_the_saved_question(
     standin: TelegramStandin, local: ScriptedLLM, store: str, user_id: int
 ) -> None:
-    from flows.chat import APOLOGY
+    from flows.texts import APOLOGY
 
     local.script(slow(600, text("слишком поздно")))  # the turn's deadline passes first
     async with running(new_bot()):

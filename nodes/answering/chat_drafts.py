@@ -1,0 +1,328 @@
+"""A chat turn's drafts: what the model writes, local or remote, and how a local draft is checked.
+
+The small local model does not choose: when the user has documents, the question is searched and its
+fragments go to the model when the search gate passes (nodes/retrieval/search_gate.py). In the gate's
+near band the nearest passages are shown, said to be only the nearest, with no model answer; farther
+than that the model answers without fragments. A draft that refuses or fails the checks over fragments
+the gate passed is asked once more from the answering passages alone (`reasked`).
+
+A remote model is an agent with one tool, `rag-db-query`, called at most once per turn: after one
+search it is asked again without tools, and a query that is not a plausible search is replaced by the
+question. The search itself is handed in (`Search`): it is a flow of its own, run by the turn.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from grove.core.settings import get_settings
+from grove.core.shutdown import Stopped
+from nodes.answering import answer_pipeline as pipeline
+from nodes.answering.answer_check import NOT_FOUND, CheckedAnswer, is_refusal
+from nodes.answering.context_signals import asks
+from nodes.answering.chat_prompt import (TOOL_NAME, build_messages, fitted_history, local_messages,
+                                         local_system_prompt, opening_facts, passage_facts, rag_tool,
+                                         system_prompt, with_fragments)
+from nodes.answering.llm import Decoding, LLMDeadlineExceeded, LLMError, LLMReply, answer_decoding, llm_task
+from nodes.answering.opening import opened
+from nodes.answering.quote import NEAREST_ONLY, Quote, passages_text, select_quote, with_quote
+from nodes.answering.token_budget import count_tokens
+from nodes.answering.turn_policy import TurnPolicy
+from nodes.retrieval.base_vocabulary import unknown_things
+from nodes.retrieval.retrieve import Fragment
+from nodes.retrieval.search_gate import GateDecision, decide, has_documents, model_query, search_query
+from nodes.store.chat_history import ChatMessage
+from nodes.telegram.stream import beneath, current_sink, watched
+
+log = logging.getLogger(__name__)
+
+# Above a model's general answer to a question the user's documents are far from: it is not from them.
+GENERAL_LEAD = "В ваших документах этого нет. Отвечаю из общих знаний, без проверки по документам:"
+
+
+class Search(Protocol):
+    """The user's best fragments for a query (flows/rag_query.py `rag_db_query`)."""
+
+    def __call__(self, query: str, owner_id: int) -> list[Fragment]: ...
+
+
+class TurnDraft(BaseModel):
+    """What a turn's model calls produced, before the answer check."""
+
+    reply: LLMReply
+    fragments: list[Fragment] = Field(default_factory=list, description="the fragments the model was shown")
+    query: str | None = None
+    searched: bool = False
+    gate: GateDecision | None = None
+    policy: TurnPolicy | None = Field(default=None, description="the turn's policy as the draft left it "
+                                      "(a regenerated repeat adds its signal and guard)")
+    nearest: CheckedAnswer | None = Field(default=None, description="shown instead of a checked model answer: "
+                                          "the gate's nearest passages, or what was on screen at the deadline")
+    opened: bool = Field(default=False, description="asked in two parts: the first words from the best passage "
+                                                    "(nodes/answering/opening.py)")
+    reasked: bool = Field(default=False, description="a refusal asked again from the answering passages, "
+                                                     "which answered (`reasked`)")
+    cut: bool = Field(default=False, description="the turn's deadline passed while the passages or the model's "
+                                                 "first words were on screen: the reply is what was shown")
+    stopped: bool = Field(default=False, description="the user pressed «Стоп»: the reply is what was shown")
+
+
+def local_draft(question: str, user_id: int, history: list[ChatMessage], policy: TurnPolicy,
+                search: Search) -> TurnDraft:
+    """The local model: the question searched when the user has documents, the gate decides the fragments;
+    while the answer is streamed, its first words are written from the best passage on screen (`opened_draft`)."""
+    ask = llm_task()
+    settings = get_settings()
+    gate: GateDecision | None = None
+    fragments: list[Fragment] = []
+    if has_documents(user_id):
+        query = search_query(question, history)
+        found = search(query, user_id)
+        unknown = unknown_things(query, user_id) if found and settings.search_gate_unknown_things else []
+        gate = decide(query, query, found, unknown=unknown)
+        if gate.near:  # close to the question, not close enough to answer from: shown as the nearest
+            shown = gate.fragments[:settings.local_answer_fragments]
+            return TurnDraft(reply=LLMReply(), fragments=shown, query=gate.query, searched=True, gate=gate,
+                          policy=policy, nearest=nearest_passages(question, shown, gate.unknown))
+        if gate.passed:
+            fragments = gate.fragments[:settings.local_answer_fragments]
+            if settings.local_answer_context == "passages":
+                fragments = passages(question, fragments)
+    quotes = shown_passages(question, fragments)
+    opening = bool(quotes) and settings.local_answer_opening > 0 and settings.local_answer_context == "fragments"
+    extra = count_tokens(opening_facts(quotes[:1], fragments)[0]) if opening else 0
+    messages, shown = local_messages(question, history, policy, fragments, extra)
+    quotes = [q for q in quotes if q.fragment <= len(shown)]
+    opening = opening and bool(quotes)
+    try:
+        with beneath(passages_text(quotes) if quotes else ""), watched() as screen:  # shown while the model works
+            if opening:
+                reply, policy = opened_draft(ask, messages, policy, shown, quotes)
+            else:
+                reply, policy = pipeline.draft(ask, messages, policy, lambda p: local_system_prompt(p, shown),
+                                               decoding=local_decoding(bool(shown)))
+            again = reasked(ask, question, messages, policy, shown, reply) if settings.local_answer_reask else None
+    except (LLMDeadlineExceeded, Stopped) as exc:
+        # The user has been reading the passages (and the first words) for a while: they stay the
+        # answer, cut, with their sources — never replaced by an apology for an outage. A «Стоп»
+        # keeps them too, even when nothing was on screen yet.
+        stopped = isinstance(exc, Stopped)
+        if not stopped and (not screen.watching or not (quotes or screen.words.strip())):
+            raise
+        return TurnDraft(reply=LLMReply(content=screen.words.strip()), fragments=shown,
+                      query=gate.query if gate else None, searched=gate is not None, gate=gate, policy=policy,
+                      opened=opening, cut=True, stopped=stopped, nearest=on_screen(screen.words, quotes, shown))
+    return TurnDraft(reply=again or reply, fragments=shown, query=gate.query if gate else None,
+                  searched=gate is not None, gate=gate, policy=policy, opened=opening, reasked=again is not None)
+
+
+def on_screen(words: str, quotes: list[Quote], shown: list[Fragment]) -> CheckedAnswer:
+    """What the user was reading when the deadline passed: the model's first words (marked as cut)
+    and the passages shown under them, with the fragments they come from as sources."""
+    parts = [f"{words.strip()} …"] if words.strip() else []
+    if quotes:
+        parts.append(passages_text(quotes))
+    used = sorted({q.fragment for q in quotes}) if quotes else list(range(1, len(shown) + 1)) if parts else []
+    return CheckedAnswer(text="\n\n".join(parts), used=used, quoted=bool(quotes))
+
+
+def local_decoding(documents: bool) -> Decoding | None:
+    """The local answer's decoding; an answer from general knowledge is kept short."""
+    decoding = answer_decoding()
+    if decoding is None or documents:
+        return decoding
+    return decoding.model_copy(update={"max_tokens": get_settings().local_general_max_tokens})
+
+
+def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], policy: TurnPolicy,
+            shown: list[Fragment], reply: LLMReply) -> LLMReply | None:
+    """A draft over fragments the gate passed that refuses or fails the answer checks, asked again from
+    the passages that answer the question alone; the new draft when it answers and passes the checks
+    (None: the first draft was fine, the second failed too, or there is nothing to ask from).
+
+    The gate passed the fragments: the question names nothing the base lacks and its fragments are
+    close. A small model reading four long fragments still said «об этом не сказано» over the very
+    passage that answers (issue 37: 13 of 60 answers), or drifted into its own commands and loops; given
+    only that passage it answers from it. A second draft that fails again is not shown: the first one's
+    fallback (the passages themselves) is.
+    """
+    if not shown:
+        return None
+    settings = get_settings()
+    refused = is_refusal(reply.content)
+    if not refused and not pipeline.failures(reply, question, shown, max_chars=settings.local_answer_max_chars,
+                                             strict=settings.local_answer_strict):
+        return None
+    quotes = select_quote(question, [f.text for f in shown])
+    if not quotes:
+        return None
+    system = {"role": "system", "content": local_system_prompt(policy, shown, facts=passage_facts(quotes, shown))}
+    try:
+        again: LLMReply = ask([system, *messages[1:]], decoding=answer_decoding())
+    except LLMError as exc:  # no time left, or the endpoint failed: the first draft's fallback stands
+        log.info("no second draft for %r: %s", question[:60], exc)
+        return None
+    if is_refusal(again.content) or pipeline.failures(again, question, shown,
+                                                      max_chars=settings.local_answer_max_chars,
+                                                      strict=settings.local_answer_strict):
+        return None
+    return again
+
+
+def absent_lead(unknown: list[str]) -> str:
+    """What the user reads when the question names things the base never mentions."""
+    named = ", ".join(f"«{w}»" for w in unknown)
+    verb = "не встречается" if len(unknown) == 1 else "не встречаются"
+    return f"В ваших документах этого нет: {named} в них {verb}."
+
+
+def nearest_passages(question: str, fragments: list[Fragment], unknown: list[str] | None = None) -> CheckedAnswer:
+    """The passages of the fragments nearest the question, said to be the nearest, with their sources;
+    when the question names things the base never mentions, that is said first."""
+    lead = f"{absent_lead(unknown)}\n{NEAREST_ONLY}" if unknown else None
+    found = (with_quote("", question, [f.text for f in fragments], refusal=True, nearest_lead=lead) if lead
+             else with_quote("", question, [f.text for f in fragments], refusal=True))
+    if not found.quoted:
+        return CheckedAnswer(text=absent_lead(unknown) if unknown else NOT_FOUND, fallback=True)
+    return CheckedAnswer(text=found.text, used=found.used, quoted=True)
+
+
+def opened_draft(ask: pipeline.Ask, messages: list[dict[str, Any]], policy: TurnPolicy,
+                 shown: list[Fragment], quotes: list[Quote]) -> tuple[LLMReply, TurnPolicy]:
+    """The local answer asked in two parts (nodes/answering/opening.py): its first words from the best
+    passage on screen, the rest from the whole fragments; a repeated answer is asked again in one request."""
+    first, whole = opening_facts(quotes[:1], shown)  # the best passage: its first words come sooner
+
+    def system(p: TurnPolicy, facts: str = whole) -> dict[str, Any]:
+        return {"role": "system", "content": local_system_prompt(p, shown, facts=facts)}
+
+    decoding = answer_decoding()
+    reply = opened([system(policy, first), *messages[1:]], [system(policy), *messages[1:]], decoding,
+                   words=get_settings().local_answer_opening)
+    return pipeline.regenerated(ask, [system(policy), *messages[1:]], reply, policy,
+                                lambda p: str(system(p)["content"]), decoding=decoding)
+
+
+def shown_passages(question: str, fragments: list[Fragment]) -> list[Quote]:
+    """The passages that answer the question, as the streamed draft shows them before the model's
+    words (none when no draft is streamed)."""
+    if current_sink() is None or not fragments:
+        return []
+    if get_settings().local_answer_context == "passages":  # the model reads the passages themselves
+        return [Quote(n, f.text) for n, f in enumerate(fragments, 1)]
+    return select_quote(question, [f.text for f in fragments])
+
+
+def passages(question: str, fragments: list[Fragment]) -> list[Fragment]:
+    """The passages of the fragments that answer the question (nodes/answering/quote.py), each in its
+    fragment's place: a small model reads a few sentences better than four pages, and faster."""
+    quotes = select_quote(question, [f.text for f in fragments])
+    return [fragments[q.fragment - 1].model_copy(update={"text": q.text}) for q in quotes] or fragments[:1]
+
+
+def remote_draft(question: str, user_id: int, history: list[ChatMessage], policy: TurnPolicy,
+                 search: Search) -> TurnDraft:
+    """A remote model decides whether to search (at most once); its query must be a plausible search."""
+    ask = llm_task()
+    tools = [rag_tool()]
+    fragments: list[Fragment] = []
+    query: str | None = None
+    history = fitted_history(question, history, policy, tools)
+    messages = build_messages(question, history, policy)
+    first = ask(messages, tools=tools, tool_choice="auto")
+    try:
+        with watched() as screen:  # the answer without tools streams into the draft, if one is up
+            if first.tool_calls:
+                call = first.tool_calls[0]
+                if len(first.tool_calls) > 1:
+                    log.warning("model asked for %d tool calls; only the first runs", len(first.tool_calls))
+                written = (call.arguments or {}).get("query") if call.name == TOOL_NAME else None
+                query = model_query(written, question)  # malformed, SQL, code, empty: the question is searched
+                if query != written:
+                    log.info("model's query %r is not a plausible search; searching the question", written)
+                messages, fragments = with_fragments(question, history, policy, call.id, query,
+                                                     search(query, user_id))
+                final = ask(messages)  # no tools offered: a second search is impossible
+            elif first.content:
+                final = first
+            else:
+                final = ask(messages)  # an endpoint may return an empty text when it chose no tool
+            final, policy = pipeline.regenerated(ask, messages, final, policy, system_prompt)  # without tools
+    except (LLMDeadlineExceeded, Stopped) as exc:  # the words on screen stay the answer, as a local one's
+        if not screen.words.strip():
+            raise
+        stopped = isinstance(exc, Stopped)
+        return TurnDraft(reply=LLMReply(content=screen.words.strip()), fragments=fragments, query=query,
+                      searched=query is not None, policy=policy, cut=not stopped, stopped=stopped,
+                      nearest=on_screen(screen.words, [], fragments))
+    return TurnDraft(reply=final, fragments=fragments, query=query, searched=query is not None, policy=policy)
+
+
+def local_checked(reply: LLMReply | str, question: str, fragments: list[Fragment], *, searched: bool = True,
+                  whole: bool = False) -> CheckedAnswer:
+    """A local model's draft checked (its length too), then the passage that backs it quoted — for a
+    plan's synthesis as for one answer: a small model's long or vague draft is not shown alone."""
+    settings = get_settings()
+    checked = pipeline.check(reply, question, fragments, searched=searched, max_chars=settings.local_answer_max_chars,
+                             strict=settings.local_answer_strict)
+    if settings.local_answer_quote and checked.accepted and fragments:
+        checked = quoted(checked, question, [f.text for f in fragments], whole=whole)
+    return checked
+
+
+def gate_outcome(gate: GateDecision) -> str:
+    return "passed" if gate.passed else "near: the nearest passages, no model answer" if gate.near else "closed"
+
+
+def quoted(checked: CheckedAnswer, question: str, fragments: list[str], *, whole: bool = False) -> CheckedAnswer:
+    """A local model's accepted answer with the passage that backs it quoted; its fragment joins the sources.
+
+    `whole`: the fragments are the passages the model read, quoted as they are."""
+    refusal = is_refusal(checked.text)
+    chosen = [Quote(n, text) for n, text in enumerate(fragments, 1)] if whole else []
+    found = with_quote(checked.text, question, fragments, refusal=refusal, chosen=chosen)
+    kept = [] if refusal else checked.used
+    used = kept + [n for n in found.used if n not in kept]
+    return checked.model_copy(update={"text": found.text, "used": used, "quoted": found.quoted})
+
+
+
+def checked_draft(draft: TurnDraft, question: str, *, local: bool) -> CheckedAnswer:
+    """What the user reads of a draft: the gate's nearest passages or the words on screen as they are,
+    a local draft checked and quoted (a general answer to a question said to be general), a remote one checked."""
+    if draft.nearest is not None:
+        return draft.nearest
+    if not local:
+        return pipeline.check(draft.reply, question, draft.fragments, searched=draft.searched)
+    checked = local_checked(draft.reply, question, draft.fragments, searched=draft.searched,
+                            whole=get_settings().local_answer_context == "passages")
+    if draft.gate is not None and not draft.gate.passed and asks(question) and checked.accepted:
+        checked = checked.model_copy(update={"text": f"{GENERAL_LEAD}\n\n{checked.text}"})
+    return checked
+
+
+def turn_record(draft: TurnDraft, checked: CheckedAnswer) -> dict[str, Any]:
+    """The turn's row in dialogue_metrics: what was searched, what the gate and the checks decided."""
+    gate = draft.gate
+    return {"cut_by_deadline": draft.cut, "tool_called": draft.query is not None, "fragments": len(draft.fragments),
+            "gate_score": gate.score if gate else None, "gate_passed": gate.passed if gate else None,
+            "gate_near": bool(gate and gate.near), "opened": draft.opened, "reasked": draft.reasked,
+            "unknown": gate.unknown if gate else [], "degenerate": checked.degenerate, "quoted": checked.quoted,
+            "citations_moved": checked.citations_moved, "citations_dropped": checked.citations_dropped}
+
+
+def turn_report(draft: TurnDraft, checked: CheckedAnswer) -> list[str]:
+    """The turn's artifact lines in Prefect: the search, the gate, the fragments and what became of the draft."""
+    gate = draft.gate
+    return ((["the deadline passed with the passages on screen: they are the answer, cut"] if draft.cut else []) +
+            [f"search: {draft.query!r}" if draft.query else "no search",
+             f"gate: {gate.score:.3f} → {gate_outcome(gate)}" if gate and gate.score is not None else "gate: —",
+             f"fragments shown: {len(draft.fragments)}"
+             + (", the answer's first words written from the best passage" if draft.opened else ""),
+             f"draft failed: {', '.join(checked.degenerate)} → fallback" if checked.fallback
+             else "no draft: the nearest passages" if draft.nearest
+             else "draft accepted" + (", backing passage quoted" if checked.quoted else ""),
+             f"citations moved {checked.citations_moved}, dropped {checked.citations_dropped}"])
