@@ -38,6 +38,7 @@ the crops as buttons, never the same question again.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from grove.core.observe import flow
@@ -54,8 +55,8 @@ from nodes.answering.consultation_prompt import (
 )
 from nodes.answering.consultation_intent import IntentRegistry
 from nodes.answering.context_signals import Signal
-from nodes.store.consultation_state import (ConsultationContext, ConsultationState, clear_state, finish_turn,
-                                      read_state, save_state)
+from nodes.store.consultation_state import (ConsultationContext, ConsultationState, State, clear_state,
+                                           finish_turn, read_state, save_state)
 from nodes.answering.detect_culture import detect_culture_name
 from nodes.store.dialogue_metrics import record_turn
 from grove.core.domain_profile import DomainProfile, active_profile
@@ -115,7 +116,7 @@ def _ask_culture(profile: DomainProfile, context: ConsultationContext, signals: 
                  trace: list[str]) -> ConsultationAnswer:
     """The profile's clarifying question, asked without the model; the answer is classified again."""
     question = profile.culture_question
-    save_state(context.user_id, "waiting_clarification_answer", context, 1)
+    save_state(context.user_id, State.WAITING_CLARIFICATION, context, 1)
     log_turn(context.user_id, context.session_id, context.topic_id, context.root_question, question)
     return ConsultationAnswer(text=question, kind="clarification", culture=context.culture,
                               question=context.root_question, trace=trace,
@@ -130,7 +131,7 @@ def _cannot_tell(profile: DomainProfile, context: ConsultationContext, question:
     small model's "best general answer" did. A button press comes back as the crop's name,
     which the waiting clarification classifies like a typed answer.
     """
-    save_state(context.user_id, "waiting_clarification_answer",
+    save_state(context.user_id, State.WAITING_CLARIFICATION,
                context.model_copy(update={"root_question": question}), 0)
     log_turn(context.user_id, context.session_id, context.topic_id, question, texts.CONSULTATION_CANNOT_TELL)
     buttons = [[Button(label=name, data=f"culture:{name}") for name in row]
@@ -147,7 +148,7 @@ def _rows(items: list[str], width: int) -> list[list[str]]:
 def _variety_question(profile: DomainProfile, context: ConsultationContext, turns: int,
                       signals: list[str]) -> ConsultationAnswer:
     """CASE 2: ask the type; a system question, so neither logged nor queued (seed 000)."""
-    save_state(context.user_id, "waiting_variety_clarification", context, turns)
+    save_state(context.user_id, State.WAITING_VARIETY, context, turns)
     return ConsultationAnswer(text=profile.variety_question(context.culture), kind="variety_question",
                               culture=context.culture, question=context.root_question, signals=signals)
 
@@ -224,7 +225,7 @@ def new_question(profile: DomainProfile, question: str, user_id: int, session_id
         return _ask_culture(profile, context, signals, trace)
     asked = ask_consultation_llm(profile, question, culture, "clarify", user_id, session_id, topic_id=topic.id)
     if not asked.failed and is_clarification_question(asked.text):
-        save_state(user_id, "waiting_clarification_answer", context, 1)
+        save_state(user_id, State.WAITING_CLARIFICATION, context, 1)
         log_turn(user_id, session_id, topic.id, question, asked.text)
         return ConsultationAnswer(text=asked.text, kind="clarification", culture=culture, question=question,
                                   signals=list(dict.fromkeys(signals + asked.signals)), guards=asked.guards)
@@ -273,7 +274,7 @@ def clarification_answer(profile: DomainProfile, state: ConsultationState, answe
             return _cannot_tell(profile, context, combined, culture, signals, asked.trace)
         return _final(profile, context, combined, culture, asked, signals=signals, guards=["stall"])
     # Unlike the seed (state unchanged), the answers accumulate: each one may carry a hint.
-    save_state(context.user_id, "waiting_clarification_answer",
+    save_state(context.user_id, State.WAITING_CLARIFICATION,
                context.model_copy(update={"root_question": combined}), state.turns + 1)
     log_turn(context.user_id, context.session_id, context.topic_id, answer, profile.ask_culture_again)
     return ConsultationAnswer(text=profile.ask_culture_again, kind="clarification", culture=culture,
@@ -294,6 +295,14 @@ def _report(user_id: int, state: str | None, result: ConsultationAnswer) -> None
         note(line)
 
 
+# What answers a message while the user's consultation waits for something (states as data, as
+# python-telegram-bot's ConversationHandler declares them); a user in no state asks a new question.
+WAITING: dict[State, Callable[[DomainProfile, ConsultationState, str], ConsultationAnswer]] = {
+    State.WAITING_VARIETY: variety_answer,
+    State.WAITING_CLARIFICATION: clarification_answer,
+}
+
+
 @flow(name="consultation", flow_run_name="consultation-user{user_id}")
 def consultation(question: str, user_id: int, session_id: str) -> ConsultationAnswer:
     profile = active_profile()
@@ -303,12 +312,9 @@ def consultation(question: str, user_id: int, session_id: str) -> ConsultationAn
     if state.state is not None and state.context is not None and state.context.session_id != session_id:
         clear_state(user_id)  # a clarification from a cleaned session does not leak into the new one
         state = ConsultationState(user_id=user_id, state=None, context=None)
-    if state.state == "waiting_variety_clarification":
-        result = variety_answer(profile, state, question)
-    elif state.state == "waiting_clarification_answer":
-        result = clarification_answer(profile, state, question)
-    else:
-        result = new_question(profile, question, user_id, session_id)
+    waiting = WAITING.get(state.state) if state.state is not None else None
+    result = (waiting(profile, state, question) if waiting is not None
+              else new_question(profile, question, user_id, session_id))
     record_turn(user_id, "consultation", TEMPLATE, result.signals, result.guards,
                 {"kind": result.kind, "culture": result.culture, "state_before": state.state,
                  "fragments": len(result.snippets)})

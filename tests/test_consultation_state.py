@@ -9,7 +9,7 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from nodes.store.consultation_state import ConsultationContext, clear_state, finish_turn, read_state, save_state
+from nodes.store.consultation_state import ConsultationContext, State, clear_state, finish_turn, read_state, save_state
 from nodes.store.topics import open_topic
 
 
@@ -36,14 +36,24 @@ def test_no_row_reads_as_no_state(pg_url: str, user_id: int) -> None:
     assert (empty.user_id, empty.state, empty.context, empty.turns) == (user_id, None, None, 0)
 
 
+def test_every_state_is_one_the_table_accepts_and_reads_back_as_itself(pg_url: str, user_id: int) -> None:
+    """The states are data in one place (`State`); the table's check constraint names the same values,
+    and a value outside them is refused by the database, not stored."""
+    for state in State:
+        save_state(user_id, state, _context(user_id), 1)
+        assert read_state(user_id).state is state
+    with pytest.raises(psycopg.errors.CheckViolation), psycopg.connect(pg_url) as conn:
+        conn.execute("update consultation_state set state = 'waiting_for_nothing' where user_id = %s", (user_id,))
+
+
 def test_save_then_read_then_clear(pg_url: str, user_id: int, other_user_id: int) -> None:
-    save_state(user_id, "waiting_variety_clarification", _context(user_id), 1)
+    save_state(user_id, State.WAITING_VARIETY, _context(user_id), 1)
     saved = read_state(user_id)
     assert (saved.state, saved.turns, saved.context) == ("waiting_variety_clarification", 1, _context(user_id))
     assert saved.updated_at is not None
     assert read_state(other_user_id).state is None
 
-    save_state(user_id, "waiting_clarification_answer", _context(user_id).model_copy(update={"culture": "ежевика"}), 2)
+    save_state(user_id, State.WAITING_CLARIFICATION, _context(user_id).model_copy(update={"culture": "ежевика"}), 2)
     moved = read_state(user_id)
     assert (moved.state, moved.turns) == ("waiting_clarification_answer", 2)
     assert moved.context is not None and moved.context.culture == "ежевика"
@@ -55,8 +65,8 @@ def test_save_then_read_then_clear(pg_url: str, user_id: int, other_user_id: int
 
 
 def test_clear_leaves_other_users_alone(pg_url: str, user_id: int, other_user_id: int) -> None:
-    save_state(user_id, "waiting_variety_clarification", _context(user_id), 1)
-    save_state(other_user_id, "waiting_clarification_answer", _context(other_user_id), 3)
+    save_state(user_id, State.WAITING_VARIETY, _context(user_id), 1)
+    save_state(other_user_id, State.WAITING_CLARIFICATION, _context(other_user_id), 3)
     clear_state(user_id)
     assert read_state(user_id).state is None
     kept = read_state(other_user_id)
@@ -65,7 +75,7 @@ def test_clear_leaves_other_users_alone(pg_url: str, user_id: int, other_user_id
 
 def test_finish_turn_clears_logs_and_queues_together(pg_url: str, user_id: int) -> None:
     topic = open_topic(user_id, "s", "общая консультация")
-    save_state(user_id, "waiting_clarification_answer", _context(user_id, topic.id), 1)
+    save_state(user_id, State.WAITING_CLARIFICATION, _context(user_id, topic.id), 1)
     item = finish_turn(user_id, "s", topic.id, "Сорт Полка", "Подкормите азотом.\n\nИнформация взята из: …",
                        "малина", "общая консультация", queue=True,
                        queued_question="Как подкормить малину? Сорт Полка", queued_answer="Подкормите азотом.")
@@ -91,7 +101,7 @@ def test_finish_turn_queues_the_shown_pair_when_no_other_is_given(pg_url: str, u
 
 
 def test_finish_turn_without_queueing_only_clears_and_logs(pg_url: str, user_id: int) -> None:
-    save_state(user_id, "waiting_variety_clarification", _context(user_id), 1)
+    save_state(user_id, State.WAITING_VARIETY, _context(user_id), 1)
     assert finish_turn(user_id, "s", None, "вопрос", "ответ", "малина", None, queue=False) is None
     assert read_state(user_id).state is None
     assert [r["content"] for r in _rows(pg_url, "select content from chat_messages where user_id = %s order by id",
@@ -102,7 +112,7 @@ def test_finish_turn_without_queueing_only_clears_and_logs(pg_url: str, user_id:
 def test_finish_turn_that_fails_leaves_nothing_behind(pg_url: str, user_id: int) -> None:
     """The queue write fails after the state was cleared and the pair logged: all of it rolls back."""
     topic = open_topic(user_id, "s", "общая консультация")
-    save_state(user_id, "waiting_clarification_answer", _context(user_id, topic.id), 1)
+    save_state(user_id, State.WAITING_CLARIFICATION, _context(user_id, topic.id), 1)
     with pytest.raises(psycopg.DataError):  # Postgres text cannot hold NUL; only the queue stores the culture
         finish_turn.fn(user_id, "s", topic.id, "вопрос", "ответ", "мали\x00на", None, queue=True)
     assert read_state(user_id).state == "waiting_clarification_answer"

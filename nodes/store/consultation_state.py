@@ -9,7 +9,7 @@ continues the dialogue where it stopped.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from enum import StrEnum
 
 from grove.core.observe import task
 from pydantic import BaseModel
@@ -18,7 +18,12 @@ from grove.store.db import transaction
 from nodes.store.moderation import add_to_queue
 from nodes.store.topics import append_pair
 
-State = Literal["waiting_variety_clarification", "waiting_clarification_answer"]
+class State(StrEnum):
+    """What a user's consultation waits for (seed 000), as stored: the table's check constraint names the
+    same values. A user in no state asks a new question."""
+
+    WAITING_VARIETY = "waiting_variety_clarification"  # the variety of a culture named only in general
+    WAITING_CLARIFICATION = "waiting_clarification_answer"  # the answer to a clarifying question
 
 
 class ConsultationContext(BaseModel):
@@ -61,7 +66,7 @@ def save_state(user_id: int, state: State, context: ConsultationContext, turns: 
                set state = excluded.state, context = excluded.context,
                    turns = excluded.turns, updated_at = excluded.updated_at
             """,
-            (user_id, state, context.model_dump_json(), turns))
+            (user_id, str(state), context.model_dump_json(), turns))
 
 
 @task(name="clear-consultation-state", retries=2, retry_delay_seconds=1)
