@@ -140,6 +140,43 @@ def test_modules_form_no_circle() -> None:
     assert [c for c in circles if c not in KNOWN_KNOTS] == []
 
 
+# Process-global state, each place with why; a new one is a design change, made here on purpose.
+GLOBAL_STATE = {
+    "grove/app/engine.py": "the task worker process's one lane worker, set by its entry point",
+    "grove/core/observe.py": "the thread pool that runs `.submit` tasks, made once per process",
+    "grove/core/progress.py": "the progress callback of the job a thread works on",
+    "grove/core/runs.py": "the run tracer: the current run, stage and deadline, the reporter and recorder",
+    "grove/core/settings.py": "the settings, read from the environment once per process",
+    "grove/core/shutdown.py": "the stop switch of the turn a thread runs",
+    "grove/store/db.py": "the connection pool and the current unit of work",
+    "grove/store/outbox.py": "whose replies a block collects (an update's turn or a job)",
+    "nodes/embedding/embedder.py": "the embedding model, loaded once per process",
+    "nodes/ingestion/transcribe.py": "the speech model, loaded once per process",
+    "nodes/telegram/reply.py": "console replies held until the turn's transaction commits",
+    "nodes/telegram/stream.py": "the draft an answer streams into",
+}
+
+
+def _holds_global_state(path: Path) -> bool:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return any(isinstance(node, ast.Global) or (isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)
+               and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) == "ContextVar")
+               for node in ast.walk(tree))
+
+
+def test_process_global_state_lives_only_in_the_named_places() -> None:
+    """A ContextVar or a `global` statement is state no parameter shows; the ones that stay are named
+    above with why, and no other module adds one."""
+    found = {str(p.relative_to(ROOT)) for top in SERVICE for p in _modules(top) if _holds_global_state(p)}
+    assert found - set(GLOBAL_STATE) == set()
+    assert set(GLOBAL_STATE) - found == set(), "a place no longer holds global state: drop it from the list"
+
+
+def test_the_chat_flow_reads_as_a_turn() -> None:
+    """flows/chat.py is the turn top to bottom; its drafts and prompts live in nodes/answering/."""
+    assert len((ROOT / "flows" / "chat.py").read_text(encoding="utf-8").splitlines()) < 150
+
+
 def test_build_tools_stand_outside_the_service() -> None:
     problems = [f"{p.relative_to(ROOT)} imports {name}" for p in _modules("tools") for name in _imports(p)
                 if _layer(name) is not None]
