@@ -157,11 +157,18 @@ GLOBAL_STATE = {
 }
 
 
+def _makes_context_var(node: ast.AST) -> bool:
+    """`ContextVar(…)` or `contextvars.ContextVar(…)`."""
+    if not isinstance(node, ast.Call):
+        return False
+    called = node.func
+    return (isinstance(called, ast.Name) and called.id == "ContextVar") or \
+        (isinstance(called, ast.Attribute) and called.attr == "ContextVar")
+
+
 def _holds_global_state(path: Path) -> bool:
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    return any(isinstance(node, ast.Global) or (isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)
-               and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) == "ContextVar")
-               for node in ast.walk(tree))
+    return any(isinstance(node, ast.Global) or _makes_context_var(node) for node in ast.walk(tree))
 
 
 def test_process_global_state_lives_only_in_the_named_places() -> None:
