@@ -42,6 +42,11 @@ Sets (nothing here edits a set):
   each with 10 unanswerable ones: written on 2026-11-26 after G and H had been read — the next held-out
   check. (The aptitude manual's section headings are among the ``debian`` retrieval set's questions;
   no answer over it had been read.)
+* ``mandb``, ``pymorphy2`` — sets K and L (bench/sets/mandb_weasyprint_pdf_ru.json: 20 questions over
+  twelve Russian man pages of man-db from manpages-ru, rendered by mandoc and printed to PDF by WeasyPrint,
+  committed in bench/sets/docs/; bench/sets/pymorphy2_rst_ru.json: 20 questions over nine reStructuredText
+  files of pymorphy2's Russian documentation, committed as .txt and ingested as plain text), each with 10
+  unanswerable ones: written on 2026-11-26 after I and J had been read — the next held-out check.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -95,7 +100,7 @@ INGESTION_SETTINGS = ("chunking", "chunk_target_chars", "chunk_overlap_chars", "
                       "embedding_max_tokens", "embedding_document_prompt", "embedding_document_title_prompt",
                       "chunk_merge_chars", "chunk_context")
 SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "doublecmd", "texlive-dev", "gimp-dev",
-             "installguide", "omegat", "flowblade", "aptitude")
+             "installguide", "omegat", "flowblade", "aptitude", "mandb", "pymorphy2")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -296,6 +301,8 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "omegat": lambda: load_needle_set("omegat_html_ru.json", "omegat", "omegat_html_silent_ru.json"),
         "flowblade": lambda: load_needle_set("flowblade_html_ru.json", "flowblade", "flowblade_html_silent_ru.json"),
         "aptitude": lambda: load_needle_set("aptitude_pdf_ru.json", "aptitude", "aptitude_pdf_silent_ru.json"),
+        "mandb": lambda: load_needle_set("mandb_weasyprint_pdf_ru.json", "mandb", "mandb_weasyprint_pdf_silent_ru.json"),
+        "pymorphy2": lambda: load_needle_set("pymorphy2_rst_ru.json", "pymorphy2", "pymorphy2_rst_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 

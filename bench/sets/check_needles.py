@@ -19,6 +19,10 @@ Text extraction
   DOCX  the paragraphs of word/document.xml in document order (table cells' paragraphs
         included), read with zipfile and ElementTree; a needle that spans two
         paragraphs (or two table cells) is reported as crossing a block.
+  RST   reStructuredText committed as plain text (`"format": "rst"`, uploaded as a .txt
+        file): the lines of the UTF-8 file as they are, markup kept; a needle must stay
+        within one source line, and one that spans two lines is reported as crossing a
+        line.
 
 A document's `path` may be relative: it is then relative to the set file's folder.
 A PDF shipped gzip-compressed (`*.pdf.gz`, `"compression": "gzip"`) is decompressed to a
@@ -169,6 +173,14 @@ def docx_paragraphs(path):
     return [p for p in (normalise(x) for x in found) if p]
 
 
+# ---------------------------------------------------------------- RST / plain text
+
+
+def text_lines(path):
+    """Non-blank lines of a UTF-8 text file (reStructuredText kept verbatim, markup included)."""
+    return [x for x in (normalise(line) for line in Path(path).read_text(encoding="utf-8").splitlines()) if x]
+
+
 # ---------------------------------------------------------------- corpus
 
 
@@ -216,6 +228,8 @@ def load_units(doc, set_path="."):
         return [Unit(name, None, html_blocks(path))]
     if doc["format"] == "docx":
         return [Unit(name, None, docx_paragraphs(path))]
+    if doc["format"] == "rst":
+        return [Unit(name, None, text_lines(path))]
     raise ValueError(f"unknown format {doc['format']!r}")
 
 
@@ -265,7 +279,7 @@ def check_set(path, verbose=False):
     corpus = " ".join(u.text for u in units)
     raws = [u.raw_text for u in units if u.raw_text is not None]
     raw_corpus = " ".join(raws) if raws else None
-    piece_word = "line" if raw_corpus is not None else "block"
+    piece_word = "line" if raw_corpus is not None or {d["format"] for d in data["documents"]} == {"rst"} else "block"
 
     n_needles = found = missing = multi = crossing = unit_cross = dehyph = 0
     q_without = []
