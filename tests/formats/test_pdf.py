@@ -83,7 +83,7 @@ def test_clean_pages_counts_what_it_removed_and_joined() -> None:
         ["Саженцы дистри-\nбутируют весной.", "Что-\nто растёт.", "Мульча . . . . . 5", "Конец."], 1)]
     pages, counts = clean_pages(raw, ["1", "2", "3", "4"])
     assert pages == ["Саженцы дистрибутируют весной.", "Что-то растёт.", "Мульча 5", "Конец."]
-    assert counts == {"running_lines_removed": 8, "hyphens_joined": 1, "hyphens_kept": 1}
+    assert counts == {"running_lines_removed": 8, "hyphens_joined": 1, "hyphens_kept": 1, "lines_joined": 0}
 
 
 def test_a_pdf_is_claimed_by_its_header_whatever_its_name_or_mime(tmp_path: Path) -> None:
@@ -100,3 +100,24 @@ def test_a_pdf_without_pages_is_corrupt(tmp_path: Path) -> None:
         parse_pdf_source(io.BytesIO(out.getvalue()), "empty.pdf")
     assert caught.value.user_message == "Не удалось открыть PDF: файл повреждён."
     assert caught.value.reason.startswith("corrupt PDF empty.pdf")  # PDFium loads no page-less PDF
+
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+LIBREOFFICE_PAGE = Path(__file__).resolve().parents[2] / "bench" / "sets" / "docs" / "aptitude-doc-ru" / "ch01s02.pdf"
+
+
+@pytest.mark.parametrize(("path", "sentence"), [
+    (FIXTURES / "latex-page-ru.pdf", "Чтобы игра запускалась на STEAD3, главный файл игры называют main3.lua и кладут "
+                                     "его в корень каталога с игрой."),
+    (LIBREOFFICE_PAGE, "Если ваш запрос нарушает зависимости так, что эта проблема не может быть легко "
+                       "разрешена, aptitude спросит, что делать:"),
+])
+def test_a_sentence_printed_over_several_lines_reads_as_one_line(path: Path, sentence: str) -> None:
+    doc = parse_pdf_source(path, path.name)
+    assert any(sentence in line for line in doc.text.split("\n"))
+    assert doc.meta["lines_joined"] > 0
+
+
+def test_program_output_of_a_libreoffice_page_keeps_its_lines() -> None:
+    lines = parse_pdf_source(LIBREOFFICE_PAGE, LIBREOFFICE_PAGE.name).text.split("\n")
+    assert " libsdl1.2debian" in lines and "Следующие пакеты НЕРАБОТОСПОСОБНЫ:" in lines

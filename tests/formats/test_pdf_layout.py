@@ -80,3 +80,4 @@ def test_a_page_ending_in_a_dash_before_a_number_or_blank_page_is_left() -> None
     pages = ["Годы 2010-", "2017 были сухими.", "конец-", ""]
     assert join_across_pages(pages, vocabulary(pages)) == 0
     assert pages == ["Годы 2010-", "2017 были сухими.", "конец-", ""]
+

@@ -18,7 +18,7 @@ from typing import IO, Any
 
 from grove.core.settings import get_settings
 from nodes.ingestion import native
-from nodes.ingestion.formats import pdf_layout, pdf_structure, pdf_text
+from nodes.ingestion.formats import pdf_layout, pdf_structure, pdf_text, wrapped_lines
 from nodes.ingestion.formats.base import Format, Upload, file_stem, is_junk_title
 from grove.core.ingest_types import ExtractedDocument, IngestError
 
@@ -84,8 +84,8 @@ def _read(source: bytes | Path, identifier: str) -> _Layer:
 
 
 def clean_pages(raw_pages: list[str], labels: list[str]) -> tuple[list[str], dict[str, int]]:
-    """Running lines and dot leaders removed, hyphenation joined (within and across pages);
-    counts of each."""
+    """Running lines and dot leaders removed, hyphenation joined (within and across pages), lines
+    wrapped inside a sentence joined; counts of each."""
     running = pdf_layout.strip_running_lines(raw_pages, labels)
     pages = [pdf_layout.strip_leaders(page) for page in running.pages]
     words = pdf_layout.vocabulary(pages)
@@ -96,8 +96,13 @@ def clean_pages(raw_pages: list[str], labels: list[str]) -> tuple[list[str], dic
         pages[index] = result.text
         joined += sum(1 for *_, join in result.decisions if join)
         kept += sum(1 for *_, join in result.decisions if not join)
+    body_line = wrapped_lines.body_line_length(pages)
+    lines_joined = 0
+    for index, page in enumerate(pages):
+        pages[index], count = wrapped_lines.join_wrapped_lines(page, body_line)
+        lines_joined += count
     return pages, {"running_lines_removed": len(running.removed), "hyphens_joined": joined + across,
-                   "hyphens_kept": kept}
+                   "hyphens_kept": kept, "lines_joined": lines_joined}
 
 
 def parse_pdf_source(source: str | Path | IO[bytes], identifier: str) -> ExtractedDocument:

@@ -17,6 +17,8 @@ removes that debris:
   a hyphenated form it uses elsewhere («texmf-dist», «из-за») keeps its hyphen.
   See :func:`join_hyphenation`;
 * **dot leaders** of a table of contents go.
+
+Lines wrapped inside a sentence are joined after this (`nodes.ingestion.formats.wrapped_lines`).
 """
 
 from __future__ import annotations
@@ -292,3 +294,4 @@ def join_across_pages(pages: list[str], words: Counter[str]) -> int:
         pages[index + 1] = following[match.end():]
         joined += 1
     return joined
+

@@ -3,7 +3,8 @@
 A text file (or a text/plain page) tries a BOM, strict UTF-8 and BOM-less UTF-16, then
 charset-normalizer among the Cyrillic code pages; binary junk is refused (`decode_text`,
 `decode_declared`). A web page or HTML file tries a BOM, the declared charset, `<meta charset>`,
-strict UTF-8, then charset-normalizer's guess (`decode_body`). Markdown `#` and underlined
+strict UTF-8, then charset-normalizer's guess (`decode_body`). Lines wrapped inside a sentence are
+joined (`wrapped_lines`; never inside Markdown's fenced code), then Markdown `#` and underlined
 headings become sections (not inside fenced code)."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import codecs
 import re
 import unicodedata
 
+from nodes.ingestion.formats import wrapped_lines
 from nodes.ingestion.formats.base import Format, Upload, clean_text, empty
 from grove.core.ingest_types import ExtractedDocument, IngestError, Section
 
@@ -160,6 +162,22 @@ _MD_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _MD_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
+def fenced_lines(text: str) -> set[int]:
+    """Indexes of the lines of Markdown's fenced code blocks, their fences included."""
+    fenced: set[int] = set()
+    fence: str | None = None
+    for index, line in enumerate(text.split("\n")):
+        opened = _MD_FENCE.match(line)
+        if fence is not None:
+            fenced.add(index)
+            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
+                fence = None
+        elif opened:
+            fence = opened.group(1)
+            fenced.add(index)
+    return fenced
+
+
 def markdown_sections(text: str) -> list[Section]:
     """Sections of a Markdown text: ATX (`## Title`) and setext (underlined) headings,
     ignoring lines inside fenced code blocks."""
@@ -209,6 +227,8 @@ def parse(upload: Upload) -> ExtractedDocument:
         raise empty(name, f"text file {name} is empty")
     markdown = upload.ext in MARKDOWN_EXTENSIONS or (upload.ext not in FORMAT.extensions
                                                      and upload.mime in MARKDOWN_MIME_TYPES)
+    text, joined = wrapped_lines.join_wrapped_lines(text, wrapped_lines.body_line_length([text]),
+                                                    keep=fenced_lines(text) if markdown else ())
     title = None
     sections: list[Section] = []
     if markdown:
@@ -216,7 +236,7 @@ def parse(upload: Upload) -> ExtractedDocument:
         title = heading.group(1) if heading else None
         sections = markdown_sections(text)
     return ExtractedDocument(source_type="md" if markdown else "txt", source_identifier=name, title=title,
-                             text=text, sections=sections, meta={"encoding": encoding})
+                             text=text, sections=sections, meta={"encoding": encoding, "lines_joined": joined})
 
 
 def looks_like_text(head: bytes) -> bool:

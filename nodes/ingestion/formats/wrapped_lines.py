@@ -1,0 +1,64 @@
+"""Lines wrapped inside a sentence, joined back: the text as the document reads, not as it was set.
+
+A PDF's text layer keeps its printed lines («Если ваш запрос нарушает зависимости так, что эта
+проблема не может быть\\nлегко разрешена»), and a plain-text or reStructuredText file is often
+wrapped at 70–80 columns. Quoted back to a user, and read by a small model, such breaks cut
+sentences in two: on the aptitude manual (a LibreOffice PDF) the local model refused six times
+over the very passage that answered, and wrote none of the facts in its own words. Blank lines,
+headings, lists, indented program output and code keep their breaks (`wrapped`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Sequence
+
+from chunking.paragraphs import starts_list_item
+
+FULL_LINE_SHARE = 0.8
+"""A line at least this share of the body's line length is set full width: it may wrap."""
+
+_KEEPS_BREAK = (":", ".", "!", "?", "…")
+_OPENING = "«„\"("
+
+
+def body_line_length(texts: Sequence[str]) -> int:
+    """The median length of the non-blank lines: the width the document's prose is set to."""
+    lengths = sorted(len(line.strip()) for text in texts for line in text.split("\n") if line.strip())
+    return lengths[len(lengths) // 2] if lengths else 0
+
+
+def wrapped(line: str, following: str, body_line: int) -> bool:
+    """Whether the line break between two non-blank lines falls inside a sentence.
+
+    Only a full-width line that stops mid-sentence wraps: a shorter one ends its paragraph, a
+    heading or a line of program output, and one that ends a sentence may be followed by a term
+    of a definition list («пакет&M»). It runs on into a next line that starts lowercase, or with a
+    capital or an opening quote when it stops on a letter or «,;» («включая\\nGNU/Linux»). Never
+    after a colon (it introduces a list, a command or program output), never into an indented
+    line or a list item."""
+    line = line.rstrip()
+    if following[:1].isspace() or line.endswith(_KEEPS_BREAK) or len(line.strip()) < FULL_LINE_SHARE * body_line:
+        return False
+    start = following.lstrip()
+    if not start or starts_list_item(start, 0, len(start)):
+        return False
+    if start[0].islower():
+        return True
+    return (start[0].isalpha() or start[0] in _OPENING) and (line[-1].isalpha() or line.endswith((",", ";")))
+
+
+def join_wrapped_lines(text: str, body_line: int, keep: Container[int] = ()) -> tuple[str, int]:
+    """The text with line breaks inside sentences turned into spaces, and how many were joined.
+    Lines whose index is in `keep` (a Markdown code fence) are never joined to or from."""
+    lines = text.split("\n")
+    out = lines[:1]
+    joined = 0
+    for index, following in enumerate(lines[1:], 1):
+        line = out[-1]
+        if (index not in keep and index - 1 not in keep and line.strip() and following.strip()
+                and wrapped(line, following, body_line)):
+            out[-1] = f"{line.rstrip()} {following.strip()}"
+            joined += 1
+        else:
+            out.append(following)
+    return "\n".join(out), joined
