@@ -26,6 +26,9 @@ Debris in the chunks:
   text is inside a chunk;
 * junk-only chunks: fewer than 5 words; small chunks: under 200 characters.
 
+"split" counts the sentences that reach a chunk only cut by a line break (a sentence printed over
+two lines and never joined back): the reader of a quote, and the model, see it in two pieces.
+
 "spacing" counts lost sentences that a chunk holds once every space is removed: words the PDF
 extractor glued together («MacOSX» for «Mac OS X») or split — a loss of the extractor's word
 spacing, not of the text.
@@ -238,12 +241,13 @@ class Loss:
     junk_chunks: int = 0
     small_chunks: int = 0
     spacing_only: int = 0  # lost sentences that would match with every space removed
+    split: int = 0  # sentences in a chunk only across a line break
     glued: int = 0  # runs of GLUED_LETTERS+ letters in the parsed text
     lost: list[str] = field(default_factory=list)
 
     def row(self, label: str) -> str:
         return (f"{label:28} {self.in_text / self.reference:7.3f} {self.in_chunk / self.reference:8.3f}"
-                f" {self.spacing_only:7d} {self.glued:6d}"
+                f" {self.split:6d} {self.spacing_only:7d} {self.glued:6d}"
                 f" {self.chunks:6d} {self.hyphen_breaks:6d} ({self.chunks_with_breaks:3d})"
                 f" {self.margin_hits:6d} ({self.chunks_with_margin:3d}) {self.junk_chunks:5d} {self.small_chunks:5d}")
 
@@ -255,11 +259,13 @@ def measure(reference: list[str], produced: Produced, keys: list[str],
     texts = " \n ".join(normalise(produced[k][0]) for k in keys)
     chunks = [c for k in keys for c in produced[k][1]]
     normal_chunks = [normalise(c) for c in chunks]
+    lined_chunks = [normalise(c.replace("\n", " \ue000 ")) for c in chunks]  # a line break kept as a mark
     for sentence in reference:
         if sentence in texts:
             loss.in_text += 1
         if any(sentence in c for c in normal_chunks):
             loss.in_chunk += 1
+            loss.split += not any(sentence in c for c in lined_chunks)
         else:
             loss.lost.append(sentence)
     squeezed = [c.replace(" ", "") for c in normal_chunks]
@@ -521,7 +527,7 @@ def main() -> None:
     html_content = sentences(b for p in gimp for b in html_reference(p, content_only=True))
     print(f"TeX Live PDF: {len(pdf_ref)} reference sentences (pdftotext), {len(margins)} margin lines; "
           f"GIMP: {len(gimp)} pages, {len(html_all)} sentences ({len(html_content)} without navigation)")
-    print(f"{'document / side':28} {'in text':>7} {'in chunk':>8} {'spacing':>7} {'glued':>6} {'chunks':>6}"
+    print(f"{'document / side':28} {'in text':>7} {'in chunk':>8} {'split':>6} {'spacing':>7} {'glued':>6} {'chunks':>6}"
           f" {'hyph (chunks)':>12}"
           f" {'margin (chunks)':>14} {'junk':>5} {'<200':>5}")
     gimp_keys = [str(p) for p in gimp]
