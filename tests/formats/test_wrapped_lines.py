@@ -49,6 +49,14 @@ def test_lines_wrapped_inside_a_sentence_are_joined_and_the_layout_elsewhere_sta
     assert joined == 3
 
 
+def test_a_path_broken_after_its_slash_joins_without_a_space() -> None:
+    page = ("Если установлена переменная окружения $MANPATH, то информация из /etc/\n"
+            "manpath.config использоваться не будет.")
+    assert join_wrapped_lines(page, body_line=60) == (
+        "Если установлена переменная окружения $MANPATH, то информация из /etc/manpath.config использоваться "
+        "не будет.", 1)
+
+
 def test_a_page_with_nothing_wrapped_is_left_as_it_is() -> None:
     page = "Глава 1\nУстановка\n\nСаженец заглубляют.\nКорни расправляют."
     assert join_wrapped_lines(page, body_line=20) == (page, 0)

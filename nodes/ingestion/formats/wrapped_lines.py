@@ -49,7 +49,8 @@ def wrapped(line: str, following: str, body_line: int) -> bool:
 
 def join_wrapped_lines(text: str, body_line: int, keep: Container[int] = ()) -> tuple[str, int]:
     """The text with line breaks inside sentences turned into spaces, and how many were joined.
-    Lines whose index is in `keep` (a Markdown code fence) are never joined to or from."""
+    Lines whose index is in `keep` (a Markdown code fence) are never joined to or from. A line broken
+    after a slash («/etc/\\nmanpath.config», as WeasyPrint breaks a path) joins without a space."""
     lines = text.split("\n")
     out = lines[:1]
     joined = 0
@@ -57,7 +58,8 @@ def join_wrapped_lines(text: str, body_line: int, keep: Container[int] = ()) -> 
         line = out[-1]
         if (index not in keep and index - 1 not in keep and line.strip() and following.strip()
                 and wrapped(line, following, body_line)):
-            out[-1] = f"{line.rstrip()} {following.strip()}"
+            line = line.rstrip()  # a path or a link broken after its slash joins without a space
+            out[-1] = f"{line}{'' if line.endswith('/') else ' '}{following.strip()}"
             joined += 1
         else:
             out.append(following)
