@@ -22,6 +22,9 @@ TEMPLATE = ("Если исходный файл сохранялся как fig.
 PORTABLE = ("-portable Установить переносимую версию TEX Live, например, на флешку USB. Эту опцию также можно "
             "указать при помощи команды V в текстовом установки, или из графического режима. См. также раздел 5. "
             "-profile файл Использовать конфигурацию установки file и не задавать пользователю никаких вопросов.")
+# The Russian manpath(5) page of man-db (manpages-ru): a path Postgres' parser keeps as one lexeme.
+MANPATH = ("Если установлена переменная окружения $MANPATH, то информация из /etc/manpath.config использоваться "
+           "не будет.")
 
 
 @pytest.mark.parametrize(("question", "things"), [
@@ -48,7 +51,7 @@ def test_each_thing_is_named_once() -> None:
 def test_the_base_is_asked_which_things_it_never_mentions(store: str, user_id: int) -> None:
     from tests.test_answers import index
 
-    index(user_id, "texlive-ru.pdf", [MAC, PORTABLE, TEMPLATE])
+    index(user_id, "texlive-ru.pdf", [MAC, PORTABLE, TEMPLATE, MANPATH])
     assert unknown_things("Как установить TeX Live на Mac через Homebrew?", user_id) == ["Homebrew"]
     assert unknown_things("Как запустить TeX Live внутри Docker-контейнера?", user_id) == ["Docker", "контейнера"]
     # another inflection of a word the base has is the same thing; so is a word's case
@@ -57,5 +60,8 @@ def test_the_base_is_asked_which_things_it_never_mentions(store: str, user_id: i
     # a compound the base holds whole is known with its parts, whatever its tokenizer made of them
     assert unknown_things("Как получить выходной файл fig-001.mps?", user_id) == []
     assert unknown_things("Как получить выходной файл pic-001.svg?", user_id) == ["pic", "001.svg"]
+    # a word inside a path the base holds is in the base; one that is only a word's beginning is not
+    assert unknown_things("Что задаёт MINCATWIDTH в /etc/manpath.config?", user_id) == ["MINCATWIDTH"]
+    assert unknown_things("Что лежит в /et/manpath.conf?", user_id) == ["et", "manpath.conf"]
     assert unknown_things("Как установить TeX Live на Mac через Homebrew?", user_id + 1) == [
         "TeX", "Live", "Mac", "Homebrew"]  # another user's base holds none of them

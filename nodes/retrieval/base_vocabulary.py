@@ -11,7 +11,9 @@ looked up. A hyphenated compound («Docker-контейнер») is looked up by
 
 The lookup runs in Postgres over the user's active chunks, with the stored full-text vectors
 (their GIN indexes): a Russian word as the `russian` configuration stems it, a Latin token as
-the `simple` configuration keeps it.
+the `simple` configuration keeps it. Postgres' parser keeps a file path whole
+(«/etc/manpath.config» is one lexeme), so a Latin word the vectors miss is looked for once more in
+the chunks' text as a word between separators (`_IN_TEXT`): «etc» is in «/etc/manpath.config».
 """
 
 from __future__ import annotations
@@ -36,6 +38,15 @@ select w.word, numnode(w.query) = 0 or exists (  -- a word the configuration dro
   from (select word, latin, case when latin then plainto_tsquery('simple', word)
                           else plainto_tsquery('russian', word) end as query
           from unnest(%(words)s::text[], %(latin)s::boolean[]) as listed(word, latin)) w
+"""
+
+# A Latin word as a whole word of the text: bounded by the start, the end or a non-word character.
+_IN_TEXT = r"""
+select w.word from unnest(%(words)s::text[]) as w(word)
+ where exists (select 1 from document_chunks c
+                where c.owner_id = %(owner)s and c.is_active
+                  and c.chunk_text ~* ('(^|[^[:alnum:]_])' || regexp_replace(w.word, '([.+])', '\\\1', 'g')
+                                       || '($|[^[:alnum:]_])'))
 """
 
 
@@ -74,7 +85,10 @@ def unknown_things(question: str, owner_id: int) -> list[str]:
     with transaction() as conn:
         rows = conn.execute(_FOUND, {"owner": owner_id, "words": [w.lower() for w in words],
                                      "latin": latin}).fetchall()
-    missing = {r["word"] for r in rows if not r["found"]}
+        missing = {r["word"] for r in rows if not r["found"]}
+        unparsed = sorted(w for w in missing if not _CYRILLIC.search(w))  # perhaps inside a path
+        if unparsed:
+            missing -= {r["word"] for r in conn.execute(_IN_TEXT, {"owner": owner_id, "words": unparsed})}
     compounds = [w for w in words if "-" in w]
     held = {part.lower() for w in compounds if w.lower() not in missing for part in w.split("-")}
     named = {part.lower() for w in compounds for part in w.split("-") if _names(part)}
