@@ -29,6 +29,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from nodes.ingestion.formats.wrapped_lines import FULL_LINE_SHARE, body_line_length
+
 PAGE_SEPARATOR = "\n\n"
 """Between pages in the document text (as `chunking.join_pages` joins them)."""
 
@@ -43,8 +45,6 @@ pages in a row is running: 3 in a short document, 5 from 50 pages on (a chapter'
 repeats at least that often)."""
 MAX_RUN_GAP = 2
 """Pages "in a row" may skip one page: books alternate chapter and section heads on facing pages."""
-BODY_LINE_SHARE = 0.8
-"""A line at least this share of the median line length that flows into the next line is prose."""
 NUMBERED_SHARE = 0.5
 """Edge lines carrying the page's own number are running when at least this share of pages has one."""
 
@@ -158,14 +158,13 @@ def strip_running_lines(pages: Sequence[str], labels: Sequence[str]) -> RunningL
     repeated = {key for key, found in seen_on.items() if _looks_running(key) and _longest_run(found) >= needed}
     numbered = {edge: count >= max(2, NUMBERED_SHARE * len(with_text)) for edge, count in numbered_pages.items()}
 
-    lengths = sorted(len(line.strip()) for lines in split for line in lines)
-    body_line = lengths[len(lengths) // 2] if lengths else 0
+    body_line = body_line_length(pages)
 
     def prose(lines: list[str], at: int, top: bool) -> bool:
         """A full-width line that runs on into its neighbour as one sentence: body text,
         however often it repeats (a running line is set apart from the text)."""
         line = lines[at].strip()
-        if len(line) < BODY_LINE_SHARE * body_line:
+        if len(line) < FULL_LINE_SHARE * body_line:
             return False
         if top:
             return at + 1 < len(lines) and lines[at + 1].strip()[:1].islower()
@@ -294,4 +293,3 @@ def join_across_pages(pages: list[str], words: Counter[str]) -> int:
         pages[index + 1] = following[match.end():]
         joined += 1
     return joined
-

@@ -182,26 +182,21 @@ def markdown_sections(text: str) -> list[Section]:
     """Sections of a Markdown text: ATX (`## Title`) and setext (underlined) headings,
     ignoring lines inside fenced code blocks."""
     starts: list[tuple[int, int, str]] = []  # (offset, level, heading)
-    fence: str | None = None
+    fenced = fenced_lines(text)
     offset = 0
     previous: tuple[int, str] | None = None  # the last non-blank paragraph line
-    for line in text.splitlines(keepends=True):
-        stripped = line.rstrip("\r\n")
-        opened = _MD_FENCE.match(stripped)
-        if fence is not None:
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
-                fence = None
-        elif opened:
-            fence, previous = opened.group(1), None
-        elif (atx := _MD_ATX.match(stripped)) is not None:
+    for index, line in enumerate(text.split("\n")):
+        if index in fenced:
+            previous = None
+        elif (atx := _MD_ATX.match(line)) is not None:
             starts.append((offset, len(atx.group(1)), atx.group(2).strip()))
             previous = None
-        elif (setext := _MD_SETEXT.match(stripped)) is not None and previous is not None:
+        elif (setext := _MD_SETEXT.match(line)) is not None and previous is not None:
             starts.append((previous[0], 1 if setext.group(1)[0] == "=" else 2, previous[1]))
             previous = None
         else:
-            previous = (offset, stripped.strip()) if stripped.strip() else None
-        offset += len(line)
+            previous = (offset, line.strip()) if line.strip() else None
+        offset += len(line) + 1
     blocks_at: list[tuple[int, list[str]]] = []
     stack: list[tuple[int, str]] = []
     for start, level, heading in starts:
