@@ -47,6 +47,11 @@ Sets (nothing here edits a set):
   committed in bench/sets/docs/; bench/sets/pymorphy2_rst_ru.json: 20 questions over nine reStructuredText
   files of pymorphy2's Russian documentation, committed as .txt and ingested as plain text), each with 10
   unanswerable ones: written on 2026-11-26 after I and J had been read — the next held-out check.
+* ``aisleriot``, ``gnomehelp`` — sets M and N (bench/sets/aisleriot_epub_ru.json: 20 questions over the
+  Russian AisleRiot manual, the rules of 90 solitaire games, converted from DocBook to one EPUB;
+  bench/sets/gnome_help_odt_ru.json: 20 questions over five topics of the Russian GNOME desktop help
+  converted to ODT; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable
+  ones: written on 2026-11-26 after K and L — the next held-out check.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -100,7 +105,7 @@ INGESTION_SETTINGS = ("chunking", "chunk_target_chars", "chunk_overlap_chars", "
                       "embedding_max_tokens", "embedding_document_prompt", "embedding_document_title_prompt",
                       "chunk_merge_chars", "chunk_context")
 SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "doublecmd", "texlive-dev", "gimp-dev",
-             "installguide", "omegat", "flowblade", "aptitude", "mandb", "pymorphy2")
+             "installguide", "omegat", "flowblade", "aptitude", "mandb", "pymorphy2", "aisleriot", "gnomehelp")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -303,6 +308,8 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "aptitude": lambda: load_needle_set("aptitude_pdf_ru.json", "aptitude", "aptitude_pdf_silent_ru.json"),
         "mandb": lambda: load_needle_set("mandb_weasyprint_pdf_ru.json", "mandb", "mandb_weasyprint_pdf_silent_ru.json"),
         "pymorphy2": lambda: load_needle_set("pymorphy2_rst_ru.json", "pymorphy2", "pymorphy2_rst_silent_ru.json"),
+        "aisleriot": lambda: load_needle_set("aisleriot_epub_ru.json", "aisleriot", "aisleriot_epub_silent_ru.json"),
+        "gnomehelp": lambda: load_needle_set("gnome_help_odt_ru.json", "gnomehelp", "gnome_help_odt_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 

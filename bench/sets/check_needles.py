@@ -23,6 +23,13 @@ Text extraction
         file): the lines of the UTF-8 file as they are, markup kept; a needle must stay
         within one source line, and one that spans two lines is reported as crossing a
         line.
+  EPUB  the spine's chapters in reading order (META-INF/container.xml -> the package
+        document -> spine), each chapter's visible XHTML text split at block elements as
+        for HTML; one unit per chapter, labelled `FILE:CHAPTER`.
+  ODT   the paragraphs and headings (text:p, text:h) of content.xml in document order,
+        table cells' and list items' paragraphs included; text:s, text:tab and
+        text:line-break read as whitespace. A needle that spans two paragraphs is
+        reported as crossing a block.
 
 A document's `path` may be relative: it is then relative to the set file's folder.
 A PDF shipped gzip-compressed (`*.pdf.gz`, `"compression": "gzip"`) is decompressed to a
@@ -173,6 +180,68 @@ def docx_paragraphs(path):
     return [p for p in (normalise(x) for x in found) if p]
 
 
+# ---------------------------------------------------------------- EPUB
+
+_OPF = "{http://www.idpf.org/2007/opf}"
+_CONTAINER = "{urn:oasis:names:tc:opendocument:xmlns:container}"
+
+
+def epub_chapters(path):
+    """(chapter path, blocks) for each spine item of an EPUB, in reading order."""
+    import posixpath
+    z = zipfile.ZipFile(path)
+    container = ElementTree.fromstring(z.read("META-INF/container.xml"))
+    opf_path = container.find(f".//{_CONTAINER}rootfile").get("full-path")
+    package = ElementTree.fromstring(z.read(opf_path))
+    base = posixpath.dirname(opf_path)
+    manifest = {i.get("id"): i.get("href") for i in package.iter(_OPF + "item")}
+    chapters = []
+    for ref in package.iter(_OPF + "itemref"):
+        href = manifest.get(ref.get("idref"))
+        if href is None:
+            continue
+        part = posixpath.normpath(posixpath.join(base, href.split("#", 1)[0]))
+        parser = _Visible()
+        parser.feed(z.read(part).decode("utf-8"))
+        parser.close()
+        blocks = [b for b in (normalise(x) for x in "".join(parser.parts).split("\n")) if b]
+        chapters.append((part, blocks))
+    return chapters
+
+
+# ---------------------------------------------------------------- ODT
+
+_TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
+
+
+def _odt_text(element, parts):
+    if element.text:
+        parts.append(element.text)
+    for child in element:
+        if child.tag == _TEXT + "s":
+            parts.append(" " * int(child.get(_TEXT + "c", "1")))
+        elif child.tag in (_TEXT + "tab", _TEXT + "line-break"):
+            parts.append(" ")
+        elif child.tag in (_TEXT + "p", _TEXT + "h", _TEXT + "note"):
+            pass  # a paragraph inside a paragraph (a note) is a block of its own
+        else:
+            _odt_text(child, parts)
+        if child.tail:
+            parts.append(child.tail)
+
+
+def odt_paragraphs(path):
+    """Paragraph and heading texts of content.xml in document order, table cells included."""
+    root = ElementTree.fromstring(zipfile.ZipFile(path).read("content.xml"))
+    found = []
+    for element in root.iter():
+        if element.tag in (_TEXT + "p", _TEXT + "h"):
+            parts = []
+            _odt_text(element, parts)
+            found.append("".join(parts))
+    return [p for p in (normalise(x) for x in found) if p]
+
+
 # ---------------------------------------------------------------- RST / plain text
 
 
@@ -230,6 +299,10 @@ def load_units(doc, set_path="."):
         return [Unit(name, None, docx_paragraphs(path))]
     if doc["format"] == "rst":
         return [Unit(name, None, text_lines(path))]
+    if doc["format"] == "epub":
+        return [Unit(f"{name}:{part}", None, blocks) for part, blocks in epub_chapters(path)]
+    if doc["format"] == "odt":
+        return [Unit(name, None, odt_paragraphs(path))]
     raise ValueError(f"unknown format {doc['format']!r}")
 
 
