@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from nodes.answering import quote as quote_module
 from nodes.answering.quote import (MAX_QUOTED_ANSWER_CHARS, MIN_QUOTE_CHARS, NEAREST_LEAD, QUOTE_LEAD,
                                    SELECTORS, Choice, choose, select_quote, shortened, with_quote)
 
@@ -165,3 +166,53 @@ def test_a_russian_question_is_not_answered_with_english_prose() -> None:
 def test_english_prose_is_quoted_when_nothing_else_is_there() -> None:
     english = FREE_SELECT.split(" В режиме")[0]
     assert choose("Как замкнуть выделение?", [english], None, Choice())
+
+
+# man(1) of man-db in Russian (manpages-ru 4.18.1), as grove extracts it from the PDF of set K
+# (bench/sets/docs/manpages-ru-man-db/man.1.pdf): each option on a line of its own, its description
+# on the next.
+MAN_MODES = ("Основные режимы работы\n"
+             "-f, --whatis\n"
+             "Эквивалентно работе whatis. Отображает краткое описание из справочной страницы, если оно есть. "
+             "Подробней смотрите whatis(1).\n"
+             "-k, --apropos\n"
+             "Эквивалентно работе apropos. Ищет в кратких описаниях справочных страниц ключевые слова и "
+             "показывает любые совпадения. Подробней смотрите apropos(1).\n"
+             "-K, --global-apropos\n"
+             "Поиск текста во всех справочных страницах. Используется простой поиск перебором, что занимает "
+             "определённое время.\n"
+             "-l, --local-file\n"
+             "Включить «локальный» режим. Форматирует и показывает локальные справочные файлы, а не ищет их в "
+             "справочной коллекции системы.")
+
+
+@pytest.mark.parametrize("selector", ["ranked", "meaning"])
+def test_a_quoted_option_description_names_its_option(selector: str) -> None:
+    # The description alone does not tell the user which option does it: the term line leads the
+    # quote, marked «…» where the description's first sentences are left out.
+    [quote] = select_quote("Как найти страницы по слову из их краткого описания?", [MAN_MODES], selector=selector,
+                           similarity=lambda q, texts: [0.0] * len(texts))
+    assert quote.text.startswith("-k, --apropos: … Ищет в кратких описаниях справочных страниц")
+
+
+def test_a_quote_ends_where_the_next_option_begins() -> None:
+    [quote] = choose("Как искать текст во всех справочных страницах?", [MAN_MODES], None, Choice(following=3))
+    assert quote.text.startswith("-K, --global-apropos: Поиск текста во всех справочных страницах.")
+    assert "-l, --local-file" not in quote.text and "локальный" not in quote.text
+
+
+@pytest.mark.parametrize("line", ["-d, --debug", "-?, --help", "--usage", "-m система[,...], --systems=система[,...]",
+                                  "-C\xa0файл,\xa0--config-file=файл", "-T[устройство], --troff-device[=устройство]",
+                                  "--add-user-tag-to тег,шаблон", "MANPAGER, PAGER", "MINCATWIDTH\xa0ширина",
+                                  "MANDB_MAP manpath_элемент [ catpath_элемент ]", "NOCACHE"])
+def test_option_and_variable_lines_are_definition_terms(line: str) -> None:
+    fragment = f"{line}\nОписание параметра."
+    assert quote_module.definition_term(fragment, quote_module.split([fragment])[0][-1]) == (line, False)
+
+
+@pytest.mark.parametrize("line", ["MAN(1) Утилиты просмотра справочных страниц MAN(1)", "Основные режимы работы",
+                                  "- это пункт списка", "-k — ищет в описаниях.", "ВНИМАНИЕ: не удаляйте файл",
+                                  "Эквивалентно работе whatis."])
+def test_headings_running_heads_and_sentences_are_not_terms(line: str) -> None:
+    fragment = f"{line}\nОписание параметра."
+    assert quote_module.definition_term(fragment, quote_module.split([fragment])[0][-1]) is None

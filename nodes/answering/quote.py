@@ -51,6 +51,7 @@ class Sentence:
     index: int
     text: str
     terms: frozenset[str]
+    start: int = 0  # where it begins in its fragment's text
 
 
 @dataclass(frozen=True)
@@ -118,8 +119,33 @@ class Quoted:
 
 def split(fragments: Sequence[str]) -> list[list[Sentence]]:
     """Each fragment's sentences with their content lemmas."""
-    return [[Sentence(n, i, span.text, term_set(span.text)) for i, span in enumerate(sentences(text))]
+    return [[Sentence(n, i, span.text, term_set(span.text), span.start) for i, span in enumerate(sentences(text))]
             for n, text in enumerate(fragments, 1)]
+
+
+# A definition list's term on a line of its own: a command-line option or several («-k, --apropos»,
+# «-C файл, --config-file=файл»), or a variable or directive in capitals with its arguments
+# («MANPAGER, PAGER», «MINCATWIDTH ширина»); never a sentence (no end punctuation) nor a running head.
+_WORD = r"(?:\[[^\]]*\]|,(?=\S)|[^\s,])*"  # an option's or argument's characters: «[,...]» and «тег,шаблон» too
+_OPTION = rf"-{{1,2}}[\w?]{_WORD}(?:\s[^\s,-]{_WORD})?"
+_NAME = rf"\$?[A-Z][A-Z0-9_]{{2,}}(?![(\w])(?:\s[^\s,(]{_WORD}){{0,4}}"
+_TERM_LINE = re.compile(rf"(?:{_OPTION}(?:,\s*{_OPTION})*|{_NAME}(?:,\s*{_NAME})*)(?<![.!?;:])")
+MAX_TERM_CHARS = 80
+
+
+def definition_term(text: str, sentence: Sentence) -> tuple[str, bool] | None:
+    """The term a sentence describes when it stands in a definition list: the line before the
+    sentence's line is a term line (an option, a variable); with whether sentences of the description
+    come before this one. A man page's or a manual's option list reads «-k, --apropos» and, on the
+    next line, what it does: a quote of the description alone does not tell the user which option
+    it is (set K, man-db: the answer's passage shown without its option)."""
+    line_start = text.rfind("\n", 0, sentence.start) + 1
+    if line_start == 0:
+        return None
+    before = text[:line_start - 1].rstrip().rsplit("\n", 1)[-1].strip()
+    if len(before) > MAX_TERM_CHARS or not _TERM_LINE.fullmatch(before):
+        return None
+    return before, bool(text[line_start:sentence.start].strip())
 
 
 _LATIN_WORD = re.compile(r"\b[a-z]{3,}\b", re.IGNORECASE)
@@ -186,11 +212,13 @@ def choose(question: str, fragments: Sequence[str], answer: str | None, how: Cho
             break
         if quotes and total + len(sentence.text) > how.max_chars:
             break
-        chosen = [clip(sentence.text, min(each, how.max_chars - total))]
+        term = definition_term(fragments[sentence.fragment - 1], sentence)
+        head = f"{term[0]}: {'… ' if term[1] else ''}" if term else ""
+        chosen = [head + clip(sentence.text, min(each, how.max_chars - total) - len(head))]
         for after in per_fragment[sentence.fragment - 1][sentence.index + 1:sentence.index + 1 + how.following]:
             length = sum(map(len, chosen)) + len(after.text)
             if (length > each or total + length > how.max_chars or any(repeats(after.text, q.text) for q in quotes)
-                    or (foreign(after.text) and not foreign(sentence.text))):
+                    or (foreign(after.text) and not foreign(sentence.text)) or _TERM_LINE.fullmatch(after.text)):
                 break
             chosen.append(after.text)
         quotes.append(Quote(sentence.fragment, " ".join(chosen)))
