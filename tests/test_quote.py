@@ -189,10 +189,24 @@ MAN_MODES = ("Основные режимы работы\n"
 @pytest.mark.parametrize("selector", ["ranked", "meaning"])
 def test_a_quoted_option_description_names_its_option(selector: str) -> None:
     # The description alone does not tell the user which option does it: the term line leads the
-    # quote, marked «…» where the description's first sentences are left out.
+    # quote, and the description from its beginning.
     [quote] = select_quote("Как найти страницы по слову из их краткого описания?", [MAN_MODES], selector=selector,
                            similarity=lambda q, texts: [0.0] * len(texts))
+    assert quote.text.startswith("-k, --apropos: Эквивалентно работе apropos. Ищет в кратких описаниях справочных")
+
+
+def test_a_long_description_is_quoted_from_the_answering_sentence_after_its_term() -> None:
+    long = MAN_MODES.replace("Эквивалентно работе apropos.", "Эквивалентно работе apropos. " + "Длинное пояснение. " * 20)
+    [quote] = choose("Как найти страницы по слову из их краткого описания?", [long], None, Choice())
     assert quote.text.startswith("-k, --apropos: … Ищет в кратких описаниях справочных страниц")
+
+
+def test_a_question_naming_an_option_finds_its_description() -> None:
+    # «MINCATWIDTH» is only in the term line: the description matches through it (set K's manpath(5)).
+    config = ("MAXCATWIDTH\xa0ширина\nЕсли ширина терминала больше чем ширина, то cat страницы создаваться не будут.\n"
+              "MINCATWIDTH\xa0ширина\nЕсли ширина терминала меньше чем ширина, то cat страницы создаваться не будут.")
+    [quote] = choose("Что задаёт MINCATWIDTH?", [config], None, Choice())
+    assert quote.text.startswith("MINCATWIDTH\xa0ширина: Если ширина терминала меньше")
 
 
 def test_a_quote_ends_where_the_next_option_begins() -> None:
@@ -207,7 +221,7 @@ def test_a_quote_ends_where_the_next_option_begins() -> None:
                                   "MANDB_MAP manpath_элемент [ catpath_элемент ]", "NOCACHE"])
 def test_option_and_variable_lines_are_definition_terms(line: str) -> None:
     fragment = f"{line}\nОписание параметра."
-    assert quote_module.definition_term(fragment, quote_module.split([fragment])[0][-1]) == (line, False)
+    assert quote_module.split([fragment])[0][-1].term == line
 
 
 @pytest.mark.parametrize("line", ["MAN(1) Утилиты просмотра справочных страниц MAN(1)", "Основные режимы работы",
@@ -215,4 +229,18 @@ def test_option_and_variable_lines_are_definition_terms(line: str) -> None:
                                   "Эквивалентно работе whatis."])
 def test_headings_running_heads_and_sentences_are_not_terms(line: str) -> None:
     fragment = f"{line}\nОписание параметра."
-    assert quote_module.definition_term(fragment, quote_module.split([fragment])[0][-1]) is None
+    assert quote_module.split([fragment])[0][-1].term == ""
+
+
+def test_a_descriptions_later_paragraph_is_quoted_after_its_term() -> None:
+    # man(1): the option's second paragraph answers «how to stop hyphenation»; its first is long.
+    first = ("Обычно, nroff автоматически расставляет переносы в словах при разрывах строк, даже если в словах "
+             "нет дефисов, если это необходимо для равномерного расположения слов в строке. ")
+    text = ("--no-hyphenation, --nh\n" + first * 2 + "\n"
+            "Если вы пишите справочную страницу и просто хотите отключить в nroff перенос в словах в неподходящем "
+            "месте, не используйте этот параметр, а почитайте документацию к nroff.\n"
+            "Основные режимы работы\n"
+            "Текст следующего раздела о переносах в словах.")
+    [quote] = choose("Как отключить перенос в словах?", [text], None, Choice(following=0))
+    assert quote.text.startswith("--no-hyphenation, --nh: … Если вы пишите справочную страницу")
+    assert [s.term for s in quote_module.split([text])[0][-2:]] == ["", ""]  # not a heading, nor across one

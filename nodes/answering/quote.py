@@ -51,7 +51,8 @@ class Sentence:
     index: int
     text: str
     terms: frozenset[str]
-    start: int = 0  # where it begins in its fragment's text
+    term: str = ""  # the definition-list term it describes («-k, --apropos»): its words count as its own
+    lead: str = ""  # the description's words before it on its line
 
 
 @dataclass(frozen=True)
@@ -119,8 +120,15 @@ class Quoted:
 
 def split(fragments: Sequence[str]) -> list[list[Sentence]]:
     """Each fragment's sentences with their content lemmas."""
-    return [[Sentence(n, i, span.text, term_set(span.text), span.start) for i, span in enumerate(sentences(text))]
-            for n, text in enumerate(fragments, 1)]
+    found = []
+    for n, text in enumerate(fragments, 1):
+        row = []
+        for i, span in enumerate(sentences(text)):
+            term, lead = definition_term(text, span.start)
+            terms = term_set(span.text) | term_set(term) if term else term_set(span.text)
+            row.append(Sentence(n, i, span.text, terms, term, lead))
+        found.append(row)
+    return found
 
 
 # A definition list's term on a line of its own: a command-line option or several («-k, --apropos»,
@@ -131,21 +139,45 @@ _OPTION = rf"-{{1,2}}[\w?]{_WORD}(?:\s[^\s,-]{_WORD})?"
 _NAME = rf"\$?[A-Z][A-Z0-9_]{{2,}}(?![(\w])(?:\s[^\s,(]{_WORD}){{0,4}}"
 _TERM_LINE = re.compile(rf"(?:{_OPTION}(?:,\s*{_OPTION})*|{_NAME}(?:,\s*{_NAME})*)(?<![.!?;:])")
 MAX_TERM_CHARS = 80
+_SENTENCE_END = (".", "!", "?", ":", ";", ")", "»")
+MAX_DESCRIPTION_LINES = 2  # paragraphs of one description above the quoted sentence's own
+MAX_LEAD_CHARS = 240  # a description's sentences before the quoted one, shown whole up to this
 
 
-def definition_term(text: str, sentence: Sentence) -> tuple[str, bool] | None:
-    """The term a sentence describes when it stands in a definition list: the line before the
-    sentence's line is a term line (an option, a variable); with whether sentences of the description
-    come before this one. A man page's or a manual's option list reads «-k, --apropos» and, on the
-    next line, what it does: a quote of the description alone does not tell the user which option
-    it is (set K, man-db: the answer's passage shown without its option)."""
-    line_start = text.rfind("\n", 0, sentence.start) + 1
-    if line_start == 0:
-        return None
-    before = text[:line_start - 1].rstrip().rsplit("\n", 1)[-1].strip()
-    if len(before) > MAX_TERM_CHARS or not _TERM_LINE.fullmatch(before):
-        return None
-    return before, bool(text[line_start:sentence.start].strip())
+def definition_term(text: str, start: int) -> tuple[str, str]:
+    """The term the sentence at `start` describes when it stands in a definition list — a term line
+    (an option, a variable) is the line before its paragraph line, or before one or two paragraph
+    lines above it that end as sentences do — and the description's words before it; ("", "")
+    elsewhere. A man page's or a manual's option list reads «-k, --apropos» and, on the next line,
+    what it does: the description alone neither matches a question that names the option nor tells
+    the user which option it is (set K, man-db: the answer's passage shown without its option)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    end = text.find("\n", start)
+    own = text[line_start:end if end >= 0 else len(text)].strip()
+    top = line_start
+    for above_own in range(1 + MAX_DESCRIPTION_LINES):
+        if above_own and not own.endswith(_SENTENCE_END):
+            return "", ""  # a heading under a description is not its paragraph
+        if top == 0:
+            return "", ""
+        above = text.rfind("\n", 0, top - 1) + 1
+        line = text[above:top - 1].strip()
+        if len(line) <= MAX_TERM_CHARS and _TERM_LINE.fullmatch(line):
+            return line, " ".join(text[top:start].split())  # one line: a quote is shown as one
+        if not line.endswith(_SENTENCE_END):
+            return "", ""  # a heading, a table row: not a description's paragraph
+        top = above
+    return "", ""
+
+
+def headed(sentence: Sentence) -> str:
+    """A described sentence's quote begins with its term and the description up to it (or «…» when
+    that is long); other sentences begin as they are."""
+    if not sentence.term:
+        return ""
+    if not sentence.lead:
+        return f"{sentence.term}: "
+    return f"{sentence.term}: " + (f"{sentence.lead} " if len(sentence.lead) <= MAX_LEAD_CHARS else "… ")
 
 
 _LATIN_WORD = re.compile(r"\b[a-z]{3,}\b", re.IGNORECASE)
@@ -172,7 +204,9 @@ def choose(question: str, fragments: Sequence[str], answer: str | None, how: Cho
     """The best-scoring sentence and the ones after it, and a second fragment's best when it scores
     nearly as well; ties go to the higher-ranked fragment and the earlier sentence."""
     per_fragment = split(fragments)
-    candidates = [s for found in per_fragment for s in found if len(s.text) >= MIN_SENTENCE_CHARS]
+    terms = {(s.fragment, s.index - 1) for found in per_fragment for s in found if s.term and not s.lead}
+    candidates = [s for found in per_fragment for s in found  # a term line is quoted with its description
+                  if len(s.text) >= MIN_SENTENCE_CHARS and (s.fragment, s.index) not in terms]
     if _CYRILLIC.search(question):  # another language's prose only when nothing else is there
         candidates = [s for s in candidates if not foreign(s.text)] or candidates
     if not candidates:
@@ -190,7 +224,7 @@ def choose(question: str, fragments: Sequence[str], answer: str | None, how: Cho
     scores = {(s.fragment, s.index): lexical(s) for s in candidates}
     if how.meaning_weight:
         pool = sorted(candidates, key=lambda s: (-scores[s.fragment, s.index], s.fragment, s.index))[:how.meaning_pool]
-        windows = [" ".join(n.text for n in per_fragment[s.fragment - 1][max(0, s.index - 1):s.index + 2])
+        windows = [headed(s) + " ".join(n.text for n in per_fragment[s.fragment - 1][max(0, s.index - 1):s.index + 2])
                    for s in pool]
         for sentence, alike in zip(pool, (similarity or embedded_similarity)(question, windows), strict=True):
             scores[sentence.fragment, sentence.index] += how.meaning_weight * float(alike)
@@ -212,8 +246,7 @@ def choose(question: str, fragments: Sequence[str], answer: str | None, how: Cho
             break
         if quotes and total + len(sentence.text) > how.max_chars:
             break
-        term = definition_term(fragments[sentence.fragment - 1], sentence)
-        head = f"{term[0]}: {'… ' if term[1] else ''}" if term else ""
+        head = headed(sentence)
         chosen = [head + clip(sentence.text, min(each, how.max_chars - total) - len(head))]
         for after in per_fragment[sentence.fragment - 1][sentence.index + 1:sentence.index + 1 + how.following]:
             length = sum(map(len, chosen)) + len(after.text)
