@@ -359,6 +359,17 @@ def test_the_extractive_answer_quotes_the_sentence_that_answers(lexical_quotes: 
     assert extractive_answer(SPRING, RASPBERRY, lead="Вот что нашлось:").text.startswith("Вот что нашлось:\n«")
 
 
+def test_a_draft_with_an_option_the_page_lacks_gives_the_options_own_passage(lexical_quotes: None) -> None:
+    # Set K's man(1): the model named an option of its own; the fallback shows the page's option with
+    # what it does, not its description alone.
+    from tests.test_quote import MAN_MODES
+
+    checked = check_answer("Используйте параметр --update [1].", "Как найти страницы по слову из их краткого описания?",
+                           [MAN_MODES], strict=True)
+    assert checked.fallback and "invents" in checked.degenerate
+    assert "«-k, --apropos: Эквивалентно работе apropos. Ищет в кратких описаниях" in checked.text
+
+
 def test_nothing_to_quote_gives_no_extract(lexical_quotes: None) -> None:
     assert extractive_answer(SPRING, []).text == ""
     assert extractive_answer(SPRING, ["Коротко.", "Да."]).text == ""  # too short to quote
