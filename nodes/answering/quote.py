@@ -204,9 +204,11 @@ def choose(question: str, fragments: Sequence[str], answer: str | None, how: Cho
     """The best-scoring sentence and the ones after it, and a second fragment's best when it scores
     nearly as well; ties go to the higher-ranked fragment and the earlier sentence."""
     per_fragment = split(fragments)
-    terms = {(s.fragment, s.index - 1) for found in per_fragment for s in found if s.term and not s.lead}
-    candidates = [s for found in per_fragment for s in found  # a term line is quoted with its description
-                  if len(s.text) >= MIN_SENTENCE_CHARS and (s.fragment, s.index) not in terms]
+    # The term lines (the sentence before a description's first): quoted with their description, and
+    # where the next one begins, a quote ends.
+    term_lines = {(s.fragment, s.index - 1) for found in per_fragment for s in found if s.term and not s.lead}
+    candidates = [s for found in per_fragment for s in found
+                  if len(s.text) >= MIN_SENTENCE_CHARS and (s.fragment, s.index) not in term_lines]
     if _CYRILLIC.search(question):  # another language's prose only when nothing else is there
         candidates = [s for s in candidates if not foreign(s.text)] or candidates
     if not candidates:
@@ -251,7 +253,7 @@ def choose(question: str, fragments: Sequence[str], answer: str | None, how: Cho
         for after in per_fragment[sentence.fragment - 1][sentence.index + 1:sentence.index + 1 + how.following]:
             length = sum(map(len, chosen)) + len(after.text)
             if (length > each or total + length > how.max_chars or any(repeats(after.text, q.text) for q in quotes)
-                    or (foreign(after.text) and not foreign(sentence.text)) or _TERM_LINE.fullmatch(after.text)):
+                    or (foreign(after.text) and not foreign(sentence.text)) or (after.fragment, after.index) in term_lines):
                 break
             chosen.append(after.text)
         quotes.append(Quote(sentence.fragment, " ".join(chosen)))
