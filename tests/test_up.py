@@ -70,12 +70,18 @@ class Up:
 
     def interrupt(self) -> int:
         self.process.send_signal(signal.SIGINT)
-        code = self.process.wait(90)
+        try:
+            code = self.process.wait(90)
+        except subprocess.TimeoutExpired:  # a hung stop: every thread's stack (faulthandler), then kill
+            self.process.send_signal(signal.SIGUSR1)
+            time.sleep(2)
+            self.process.kill()
+            code = self.process.wait(30)
         if code != 0:  # what it said on the way out, for the failure report
             time.sleep(0.5)
             while not self.lines.empty():
                 self.seen.append(self.lines.get())
-            print("".join(self.seen[-60:]))
+            print("".join(self.seen[-200:]))
         return code
 
 

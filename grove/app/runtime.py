@@ -12,6 +12,7 @@ process is only touched when its pid, start time and command line match its pid 
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import os
 import signal
@@ -367,6 +368,8 @@ def up(*, console: bool | None = None) -> int:
     # to every background job (`grove up &`, a CI step run in the background): Python then
     # installs no KeyboardInterrupt handler of its own, and SIGINT would do nothing at all.
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    # `kill -USR1` prints every thread's stack: a stop that hangs can be read, not guessed at.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     # Prefect's client state (profiles, results) lives with the rest of the project data.
     os.environ.setdefault("PREFECT_HOME", str(settings.prefect_home))
     stack = Stack()
@@ -403,7 +406,29 @@ def up(*, console: bool | None = None) -> int:
         say("stopping …")
     if warming is not None:
         warm.settle(warming)
+    leave_within(EXIT_GRACE_SECONDS)
     return 0
+
+
+EXIT_GRACE_SECONDS = 20.0
+
+
+def leave_within(seconds: float) -> None:
+    """Once everything is stopped, the interpreter still joins every non-daemon thread; one stuck on
+    a dead socket would keep `grove up` from ever exiting, and the user would need `kill -9`. After
+    `seconds` the process leaves anyway, naming the threads and printing their stacks (stderr), so
+    the cause can be read. Nothing is lost by it: turns not finished are in the inbox and resume."""
+
+    def force() -> None:
+        time.sleep(seconds)
+        stuck = [t.name for t in threading.enumerate()
+                 if not t.daemon and t is not threading.main_thread() and t.is_alive()]
+        say(f"still stopping after {seconds:.0f} s (threads: {', '.join(stuck) or 'none'}); leaving now")
+        faulthandler.dump_traceback(all_threads=True)
+        sys.stdout.flush()
+        os._exit(0)
+
+    threading.Thread(target=force, name="exit-deadline", daemon=True).start()
 
 
 def run_bot(settings: Settings) -> None:
