@@ -222,20 +222,23 @@ def report(probes: list[Probe], develop: set[str]) -> None:
 
 
 def gate_table(probes: list[Probe], threshold: float, edge: float) -> None:
-    """The gate as configured (nodes/retrieval/search_gate.py): passes with no unknown thing and the
-    best distance within the threshold; near within the edge; shut beyond it."""
+    """The gate as configured (nodes/retrieval/search_gate.py `decide`): passes with no unknown thing
+    (everyday words excepted beside a fragment holding most of the question) and the best distance
+    within the threshold; near within the edge; shut beyond it."""
     print(f"\nThe gate: passes with no unknown thing and distance ≤ {threshold}; near band to {edge}. "
           "Share of each group passing / near / shut:\n")
     print("| set | answerable: passed | near | shut | passed with the answer shown | silent: passed | near | shut |")
     print("|---|---|---|---|---|---|---|---|")
 
+    from nodes.retrieval.retrieve import Fragment
+    from nodes.retrieval.search_gate import decide
+
     def outcome(p: Probe) -> str:
-        if not p.distances:
-            return "shut"
-        best = min(p.distances)
-        if best <= threshold and not p.things:
-            return "passed"
-        return "near" if best <= edge else "shut"
+        found = [Fragment(chunk_id=n, document_id=0, text=t, source_type="file", source_identifier="doc", distance=d)
+                 for n, (t, d) in enumerate(zip(p.texts, p.distances), 1)]
+        gate = decide(p.question, p.question, found, score_name="distance", threshold=threshold, near=edge,
+                      unknown=p.things)
+        return "passed" if gate.passed else "near" if gate.near else "shut"
 
     for set_name in [*dict.fromkeys(p.set for p in probes), "all"]:
         group = [p for p in probes if set_name == "all" or p.set == set_name]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.retrieval.base_vocabulary import named_things, unknown_things
+from nodes.retrieval.base_vocabulary import everyday, named_things, unknown_things
 
 MAC = ("Как отмечается в разделе 2.1, для Mac OS X существует специальный дистрибутив, MacTEX "
        "(https://tug.org/mactex). Мы рекомендуем пользоваться его системой установки, а не общим скриптом TEX "
@@ -65,3 +65,12 @@ def test_the_base_is_asked_which_things_it_never_mentions(store: str, user_id: i
     assert unknown_things("Что лежит в /et/manpath.conf?", user_id) == ["et", "manpath.conf"]
     assert unknown_things("Как установить TeX Live на Mac через Homebrew?", user_id + 1) == [
         "TeX", "Live", "Mac", "Homebrew"]  # another user's base holds none of them
+
+
+@pytest.mark.parametrize(("word", "common"), [
+    ("кусок", True), ("партия", True), ("десяток", True), ("Компьютер", True),  # the user's everyday words
+    ("гибернация", False), ("макрос", False),  # things a manual would have to name
+    ("Docker", False), ("Google", False), ("Docker-контейнер", False),  # Latin and compounds: always things
+])
+def test_everyday_words_are_the_common_russian_ones(word: str, common: bool) -> None:
+    assert everyday(word, 3.5) is common

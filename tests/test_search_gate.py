@@ -155,3 +155,29 @@ def test_a_question_naming_what_the_base_never_mentions_does_not_pass() -> None:
     far = decide(SPRING, SPRING, FOUND, score_name="distance", threshold=0.1, near=0.2, unknown=["голубика"])
     assert not far.passed and not far.near  # far from everything: the gate is simply shut
     assert decide(SPRING, SPRING, FOUND, score_name="distance", threshold=0.5, near=0.6, unknown=[]).passed
+
+
+def test_an_everyday_word_the_base_lacks_does_not_shut_the_gate_beside_a_passage_holding_the_question() -> None:
+    # «кусок» is the user's word for what the manual calls a fragment; the passage holds the rest
+    question = "Как вырезать кусок клипа на монтажном столе?"
+    passage = fragment("Чтобы вырезать фрагмент клипа на монтажном столе, нажмите X.", 0.40)
+    opened = decide(question, question, [passage], score_name="distance", threshold=0.5, near=0.6, unknown=["кусок"])
+    assert opened.passed and opened.unknown == []
+    # a rare word is a thing the manual would have to name: still shut beside the same passage
+    rare = decide(question, question, [passage], score_name="distance", threshold=0.5, near=0.6, unknown=["макрос"])
+    assert not rare.passed and rare.unknown == ["макрос"]
+    # the everyday word, but no fragment holds most of the question: shut, and said so
+    elsewhere = fragment("Клипы импортируются из папки проекта.", 0.40)
+    alone = decide(question, question, [elsewhere], score_name="distance", threshold=0.5, near=0.6, unknown=["кусок"])
+    assert not alone.passed and alone.unknown == ["кусок"]
+
+
+def test_how_common_an_everyday_word_is_and_how_much_the_passage_must_hold_are_settings(env) -> None:  # type: ignore[no-untyped-def]
+    question = "Как вырезать кусок клипа на монтажном столе?"
+    passage = fragment("Чтобы вырезать фрагмент клипа на монтажном столе, нажмите X.", 0.40)
+    env(GROVE_SEARCH_GATE_EVERYDAY_ZIPF="6")  # only the very commonest words («и», «в») count as everyday
+    assert not decide(question, question, [passage], score_name="distance", threshold=0.5, near=0.6,
+                      unknown=["кусок"]).passed
+    env(GROVE_SEARCH_GATE_EVERYDAY_ZIPF="3.5", GROVE_SEARCH_GATE_EVERYDAY_OVERLAP="1.01")  # no passage ever holds enough
+    assert not decide(question, question, [passage], score_name="distance", threshold=0.5, near=0.6,
+                      unknown=["кусок"]).passed

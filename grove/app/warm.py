@@ -20,11 +20,12 @@ active exception`, exit -6)."""
 
 def warm_up() -> None:
     """Load, right after start, what a first turn would otherwise wait for unexplained: the
-    model's vocabulary (token counts fit every prompt), the Russian morphology (reranking, the
-    answer check), the query embedder, and the local model's speed. Failures are the first
-    turn's to report; a stop ends it between steps."""
+    model's vocabulary (token counts fit every prompt), the Russian morphology and word
+    frequencies (reranking, the answer check, the search gate), the query embedder, and the local
+    model's speed. Failures are the first turn's to report; a stop ends it between steps."""
     from nodes.answering.token_budget import count_tokens
     from nodes.embedding.embedder import get_embedder
+    from nodes.retrieval.base_vocabulary import everyday
     from nodes.retrieval.lexical import sentences, terms
 
     def vocabulary() -> None:
@@ -32,6 +33,7 @@ def warm_up() -> None:
 
     def morphology() -> None:
         terms("прогрев модели"), sentences("Прогрев. Модели.")
+        everyday("прогрев", 0.0)  # the word frequencies the search gate reads
 
     def embedder() -> None:
         get_embedder().embed_query("прогрев")

@@ -231,6 +231,23 @@ class AnsweringSettings(BaseModel):
             "bench/search_gate.py; 94–100 % of each set's own questions do."
         ),
     )
+    search_gate_everyday_zipf: float = Field(
+        default=3.5,
+        description=(
+            "A Russian word the base lacks is an everyday word (the user's own wording, not a thing the "
+            "documents would name) when wordfreq puts it at this Zipf frequency or above (3.5: about 3 per "
+            "million words; «кусок» 4.3, «десяток» 3.9, «макрос» 2.3, «гибернация» 1.6). Chosen with "
+            "`search_gate_everyday_overlap` on the development sets of bench/answerability.py."
+        ),
+    )
+    search_gate_everyday_overlap: float = Field(
+        default=0.6,
+        description=(
+            "Everyday words the base lacks do not shut the gate when one fragment holds at least this share "
+            "of the question's content lemmas (0.5 opened 14 answerable and 4 silent questions of the "
+            "development sets, 0.6 opened 7 and none; bench/answerability.py)."
+        ),
+    )
     search_gate_unknown_things: bool = Field(
         default=True,
         description=(

@@ -14,6 +14,13 @@ The lookup runs in Postgres over the user's active chunks, with the stored full-
 the `simple` configuration keeps it. Postgres' parser keeps a file path whole
 («/etc/manpath.config» is one lexeme), so a Latin word the vectors miss is looked for once more in
 the chunks' text as a word between separators (`_IN_TEXT`): «etc» is in «/etc/manpath.config».
+
+An everyday noun is a weaker sign than a rare one. A user names in plain words («партия»,
+«кусок», «кольцо») what a manual calls otherwise («игра», «фрагмент», «эллипс»), but a thing a
+manual would have to name is seldom among the commonest words of the language («гибернация»,
+«макрос», «Homebrew»). `everyday` says which is which by the word's frequency in general Russian
+(wordfreq's Zipf scale: 3 is once per million words); the gate decides what that is worth
+(nodes/retrieval/search_gate.py).
 """
 
 from __future__ import annotations
@@ -48,6 +55,16 @@ select w.word from unnest(%(words)s::text[]) as w(word)
                   and c.chunk_text ~* ('(^|[^[:alnum:]_])' || regexp_replace(w.word, '([.+])', '\\\1', 'g')
                                        || '($|[^[:alnum:]_])'))
 """
+
+
+def everyday(word: str, zipf: float) -> bool:
+    """A single Russian word at least as frequent in general Russian as `zipf` on wordfreq's scale
+    (Latin tokens and compounds never are: they name formats, tools, features)."""
+    if "-" in word or not _CYRILLIC.search(word) or _LATIN.search(word):
+        return False
+    from wordfreq import zipf_frequency  # its word list loads on first use (≈ 0.8 s; grove/app/warm.py)
+
+    return zipf_frequency(word.lower(), "ru") >= zipf
 
 
 def _noun(word: str) -> bool:
