@@ -52,6 +52,11 @@ Sets (nothing here edits a set):
   bench/sets/gnome_help_odt_ru.json: 20 questions over five topics of the Russian GNOME desktop help
   converted to ODT; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable
   ones: written on 2026-11-26 after K and L — the next held-out check.
+* ``mchelp``, ``skycultures`` — sets O and P (bench/sets/mc_help_txt_ru.json: 20 questions over the Russian
+  help of Midnight Commander converted to plain text; bench/sets/stellarium_skycultures_fb2_ru.json: 20
+  questions over Stellarium's 32 Russian sky-culture descriptions, star lore of many peoples, joined into one
+  FictionBook 2 book; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable
+  ones: written on 2026-11-27 after M and N — the next held-out check.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -105,7 +110,8 @@ INGESTION_SETTINGS = ("chunking", "chunk_target_chars", "chunk_overlap_chars", "
                       "embedding_max_tokens", "embedding_document_prompt", "embedding_document_title_prompt",
                       "chunk_merge_chars", "chunk_context")
 SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "doublecmd", "texlive-dev", "gimp-dev",
-             "installguide", "omegat", "flowblade", "aptitude", "mandb", "pymorphy2", "aisleriot", "gnomehelp")
+             "installguide", "omegat", "flowblade", "aptitude", "mandb", "pymorphy2", "aisleriot", "gnomehelp",
+             "mchelp", "skycultures")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -310,6 +316,9 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "pymorphy2": lambda: load_needle_set("pymorphy2_rst_ru.json", "pymorphy2", "pymorphy2_rst_silent_ru.json"),
         "aisleriot": lambda: load_needle_set("aisleriot_epub_ru.json", "aisleriot", "aisleriot_epub_silent_ru.json"),
         "gnomehelp": lambda: load_needle_set("gnome_help_odt_ru.json", "gnomehelp", "gnome_help_odt_silent_ru.json"),
+        "mchelp": lambda: load_needle_set("mc_help_txt_ru.json", "mchelp", "mc_help_txt_silent_ru.json"),
+        "skycultures": lambda: load_needle_set("stellarium_skycultures_fb2_ru.json", "skycultures",
+                                               "stellarium_skycultures_fb2_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 

@@ -30,6 +30,12 @@ Text extraction
         table cells' and list items' paragraphs included; text:s, text:tab and
         text:line-break read as whitespace. A needle that spans two paragraphs is
         reported as crossing a block.
+  TXT   plain UTF-8 text (`"format": "txt"`): the lines of the file as they are, as for RST;
+        a needle must stay within one source line.
+  FB2   FictionBook 2 (`"format": "fb2"`): the paragraph-level elements of every <body> in
+        document order (p, v, subtitle, text-author, and table cells td/th; section titles'
+        paragraphs included), each one block; embedded pictures (<binary>) are not text. A
+        needle that spans two blocks is reported as crossing a block.
 
 A document's `path` may be relative: it is then relative to the set file's folder.
 A PDF shipped gzip-compressed (`*.pdf.gz`, `"compression": "gzip"`) is decompressed to a
@@ -242,6 +248,23 @@ def odt_paragraphs(path):
     return [p for p in (normalise(x) for x in found) if p]
 
 
+# ---------------------------------------------------------------- FB2
+
+_FB = "{http://www.gribuser.ru/xml/fictionbook/2.0}"
+_FB_BLOCKS = {_FB + t for t in ("p", "v", "subtitle", "text-author", "td", "th")}
+
+
+def fb2_blocks(path):
+    """Paragraph-level texts of every <body> of a FictionBook 2 file, in document order."""
+    root = ElementTree.fromstring(Path(path).read_bytes())
+    found = []
+    for body in root.iter(_FB + "body"):
+        for element in body.iter():
+            if element.tag in _FB_BLOCKS:
+                found.append("".join(element.itertext()))
+    return [p for p in (normalise(x) for x in found) if p]
+
+
 # ---------------------------------------------------------------- RST / plain text
 
 
@@ -303,6 +326,10 @@ def load_units(doc, set_path="."):
         return [Unit(f"{name}:{part}", None, blocks) for part, blocks in epub_chapters(path)]
     if doc["format"] == "odt":
         return [Unit(name, None, odt_paragraphs(path))]
+    if doc["format"] == "txt":
+        return [Unit(name, None, text_lines(path))]
+    if doc["format"] == "fb2":
+        return [Unit(name, None, fb2_blocks(path))]
     raise ValueError(f"unknown format {doc['format']!r}")
 
 
@@ -352,7 +379,7 @@ def check_set(path, verbose=False):
     corpus = " ".join(u.text for u in units)
     raws = [u.raw_text for u in units if u.raw_text is not None]
     raw_corpus = " ".join(raws) if raws else None
-    piece_word = "line" if raw_corpus is not None or {d["format"] for d in data["documents"]} == {"rst"} else "block"
+    piece_word = "line" if raw_corpus is not None or {d["format"] for d in data["documents"]} in ({"rst"}, {"txt"}) else "block"
 
     n_needles = found = missing = multi = crossing = unit_cross = dehyph = 0
     q_without = []
