@@ -233,8 +233,45 @@ def test_a_quiet_model_keeps_the_native_draft_alive() -> None:
     assert later.cancelled == cancelled + 1  # nothing is shown after the answer
 
 
+def test_an_answer_whole_within_the_first_delay_is_never_drafted() -> None:
+    api, clock, later = Api(), Clock(), Later()
+    draft = Draft(1, api, first_chars=5, clock=clock, schedule=later, delay=1.0, draft_id=5)
+    draft.start()
+    assert [delay for delay, _ in later.due] == [1.0]  # the placeholder waits for the delay
+    clock.now += 0.3
+    draft.show("Малину весной подкармливают азотом.")
+    assert api.calls == []  # held until the delay ends
+    draft.close()  # the answer is whole: its one message comes next
+    assert later.cancelled == 2  # the placeholder and the held text, both cancelled
+    assert api.calls == []
+
+
+def test_a_slow_answer_gets_the_placeholder_after_the_delay_and_then_its_words() -> None:
+    api, clock, later = Api(), Clock(), Later()
+    draft = Draft(1, api, interval=1.5, first_chars=5, clock=clock, schedule=later, delay=1.0, draft_id=5)
+    draft.start()
+    clock.now += 1.0
+    later.fire()  # the delay ends with nothing written: Telegram's "Thinking…"
+    assert api.calls == [("draft", "")]
+    draft.show("Малину весной")
+    assert api.calls[-1] == ("draft", "Малину весной" + MORE)
+
+
+def test_words_written_within_the_delay_appear_when_it_ends() -> None:
+    api, clock, later = Api(), Clock(), Later()
+    draft = Draft(1, api, first_chars=5, clock=clock, schedule=later, delay=1.0, draft_id=5)
+    draft.start()
+    clock.now += 0.4
+    draft.show("Малину весной")
+    assert [round(delay, 2) for delay, _ in later.due] == [1.0, 0.6]  # the placeholder; the words
+    clock.now += 0.6
+    later.due.pop(0)[1]()  # type: ignore[operator]  # the placeholder's turn: text is waiting, still empty
+    later.fire()
+    assert api.calls[-1] == ("draft", "Малину весной" + MORE)
+
+
 def test_a_server_without_drafts_gets_a_message_edited_and_is_remembered(env) -> None:  # type: ignore[no-untyped-def]
-    env(GROVE_STREAM_FIRST_CHARS="5")
+    env(GROVE_STREAM_FIRST_CHARS="5", GROVE_STREAM_FIRST_DELAY="0")
     api = OldServer()
     with streaming("telegram", 1, api) as draft:
         assert draft is not None and draft.draft_id is None  # refused at the placeholder
@@ -249,7 +286,7 @@ def test_a_server_without_drafts_gets_a_message_edited_and_is_remembered(env) ->
 
 
 def test_groups_never_get_native_drafts(env) -> None:  # type: ignore[no-untyped-def]
-    env(GROVE_STREAM_FIRST_CHARS="5")
+    env(GROVE_STREAM_FIRST_CHARS="5", GROVE_STREAM_FIRST_DELAY="0")
     api = Api()
     with streaming("telegram", -100123, api) as draft:
         assert draft is not None and draft.draft_id is None
@@ -258,7 +295,7 @@ def test_groups_never_get_native_drafts(env) -> None:  # type: ignore[no-untyped
 
 
 def test_a_failed_turn_deletes_its_draft(env) -> None:  # type: ignore[no-untyped-def]
-    env(GROVE_STREAM_FIRST_CHARS="5", GROVE_STREAM_DRAFTS="false")
+    env(GROVE_STREAM_FIRST_CHARS="5", GROVE_STREAM_DRAFTS="false", GROVE_STREAM_FIRST_DELAY="0")
     api = Api()
     with pytest.raises(RuntimeError), streaming("telegram", 1, api) as draft:
         assert draft is not None
@@ -283,7 +320,8 @@ def local(env):  # type: ignore[no-untyped-def]
     with ScriptedLLM() as server:
         env(GROVE_LOCAL_LLM_URL=server.base_url, GROVE_LLM_RETRIES="0", GROVE_STREAM_EDIT_INTERVAL="0.3",
             GROVE_LOCAL_ANSWER_QUOTE="false", GROVE_LOCAL_ANSWER_MAX_CHARS="20000",
-            GROVE_STREAM_DRAFTS="false")  # the edited message (groups, older servers); drafts below
+            GROVE_STREAM_DRAFTS="false",  # the edited message (groups, older servers); drafts below
+            GROVE_STREAM_FIRST_DELAY="0")  # streamed from the first words (the delay has tests of its own)
         yield server
 
 
@@ -348,6 +386,22 @@ async def test_a_private_answer_streams_as_telegrams_own_draft_and_is_sent_once(
     assert standin.calls("editMessageText") == []  # no message was edited …
     [sent] = [c for c in standin.calls("sendMessage") if c["params"]["text"] == messages[2]["text"]]
     assert drafts[-1]["time"] <= sent["time"]  # … and the answer came once, after its draft
+    assert messages[2]["text"] == stored_answer(store, user_id)
+    assert messages[2]["text"].split() == ANSWER.split()
+
+
+@pytest.mark.asyncio
+async def test_an_answer_whole_within_the_first_second_is_sent_as_one_message_with_no_draft(
+    standin: TelegramStandin, local: ScriptedLLM, store: str, user_id: int, env  # type: ignore[no-untyped-def]
+) -> None:
+    env(GROVE_STREAM_DRAFTS="true", GROVE_STREAM_FIRST_DELAY="30")  # far longer than this answer takes
+    local.script(text(ANSWER))
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        standin.send_text(user_id, "Чем подкормить малину весной?")
+        messages = await standin.wait_for_bot_messages_async(user_id, 3, timeout=120)
+    assert standin.drafts(user_id) == []  # no placeholder, no draft
+    assert standin.calls("editMessageText") == []
     assert messages[2]["text"] == stored_answer(store, user_id)
     assert messages[2]["text"].split() == ANSWER.split()
 

@@ -96,6 +96,12 @@ class AnsweringSettings(BaseModel):
     stream_first_chars: int = Field(
         default=40, description="Characters written before the streamed answer first appears."
     )
+    stream_first_delay: float = Field(
+        default=1.0,
+        description=("Seconds into a turn before anything is streamed (the draft placeholder, the first "
+                     "words): an answer whole by then is sent as one message, with «печатает…» shown meanwhile. "
+                     "The local model's first words come later than this anyway."),
+    )
     local_llm_gpu_layers: int = Field(
         default=0,
         description="Layers of the local model offloaded to a GPU (-1: all); needs llama-cpp-python built with CUDA.",

@@ -109,11 +109,13 @@ class Draft:
     first_chars: int = 40
     clock: Callable[[], float] = time.monotonic
     schedule: Schedule | None = None
+    delay: float = 0.0  # nothing shown before this many seconds from `start`: a quick answer is one message
     draft_id: int | None = None  # set: Telegram's own animated draft (`sendMessageDraft`), no message
     stop: str | None = None  # the callback data of the «Стоп» button under a draft message
     message_id: int | None = None
     shown: str = ""
     _refresh: Cancel | None = None
+    _placeholder: Cancel | None = None
     _not_before: float = 0.0
     _broken: bool = False
     _closed: bool = False
@@ -124,11 +126,32 @@ class Draft:
     _held: threading.Lock = field(default_factory=threading.Lock)  # guards `_waiting` and `_cancel`
 
     def start(self) -> None:
-        """A native draft shows Telegram's "Thinking…" placeholder at once (an empty draft)."""
+        """A native draft shows Telegram's "Thinking…" placeholder (an empty draft) once `delay` has
+        passed with nothing on screen; the model's text waits out the delay too. An answer whole
+        before then goes out as its one message: no placeholder, no draft, one Bot API call where a
+        draft would cost three (bench/message_path.py)."""
+        self._not_before = self.clock() + self.delay
         if self.draft_id is None:
+            return
+        if self.delay > 0 and self.schedule is not None:
+            with self._held:
+                self._placeholder = self.schedule(self.delay, self._show_placeholder)
             return
         with self._lock:
             self._put("")
+
+    def _show_placeholder(self) -> None:
+        with self._held:
+            self._placeholder = None
+        if not self._lock.acquire(blocking=False):
+            return  # text is being shown: no placeholder needed
+        try:
+            if not self._closed and not self._broken and not self.shown and self.draft_id is not None:
+                self._put("")
+        except Exception as exc:  # noqa: BLE001 - a view must never break the answer
+            log.info("draft placeholder of chat %s not shown: %s", self.chat_id, exc)
+        finally:
+            self._lock.release()
 
     def _put(self, view: str) -> None:
         """The view into the chat (the lock held): the native draft, or the message sent or edited;
@@ -229,10 +252,10 @@ class Draft:
         """The turn's own reply comes next: nothing held back may overwrite it."""
         with self._lock, self._held:
             self._closed = True
-            for cancel in (self._cancel, self._refresh):
+            for cancel in (self._cancel, self._refresh, self._placeholder):
                 if cancel is not None:
                     cancel()
-            self._cancel = self._refresh = None
+            self._cancel = self._refresh = self._placeholder = None
 
     def discard(self) -> None:
         """The turn failed: the half-written answer goes away (best effort)."""
@@ -394,7 +417,8 @@ def streaming(origin: Origin, chat_id: int, api: DraftApi | None = None,
     native = settings.stream_drafts and chat_id > 0 and not _drafts_refused.is_set()  # private chats only
     stop = secrets.randbelow(2**31 - 1) + 1  # the native draft's id; the «Стоп» button's token
     draft = Draft(chat_id, api or _TelegramApi(), interval=interval, first_chars=settings.stream_first_chars,
-                  schedule=in_a_thread, draft_id=stop if native else None, stop=stop_data(stop))
+                  schedule=in_a_thread, delay=settings.stream_first_delay, draft_id=stop if native else None,
+                  stop=stop_data(stop))
     try:
         draft.start()
     except Exception as exc:  # noqa: BLE001 - the placeholder is a view: the turn goes on without it
