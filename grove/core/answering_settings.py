@@ -99,7 +99,8 @@ class AnsweringSettings(BaseModel):
     stream_first_delay: float = Field(
         default=1.0,
         description=("Seconds into a turn before anything is streamed (the draft placeholder, the first "
-                     "words): an answer whole by then is sent as one message, with «печатает…» shown meanwhile. "
+                     "words): an answer whole by then is sent as one message (the «печатает…» indicator waits the "
+                     "same second). "
                      "The local model's first words come later than this anyway."),
     )
     local_llm_gpu_layers: int = Field(
