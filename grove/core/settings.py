@@ -129,6 +129,12 @@ class Settings(AnsweringSettings, BaseSettings):
         description=("`telegram_api_url` is a local Bot API server started with --local: files come by "
                      "absolute path from its disk, without the 20 MB download limit (raise GROVE_MAX_FILE_BYTES)."),
     )
+    telegram_connections: int = Field(
+        default=256,
+        description=("Connections the reply sender keeps to the Bot API server; a call beyond them waits up to "
+                     "30 s for one to free. Every call checks each idle connection (httpcore), so more than the "
+                     "calls in flight only costs CPU (bench/message_path.py)."),
+    )
     telegram_webhook_url: str | None = Field(
         default=None, description="Public https URL; when set the bot uses a webhook, not polling."
     )

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TimedOut
+from telegram.request import HTTPXRequest
 
 from grove.store import jobs, outbox
 from grove.core.messages import Origin, Reply
@@ -61,11 +62,13 @@ def split_text(text: str, limit: int = TELEGRAM_TEXT_LIMIT) -> list[str]:
 class _BotThread:
     """A PTB Bot living on its own event loop thread, shared by all tasks of the process."""
 
-    def __init__(self, token: str, api_url: str, local_mode: bool = False) -> None:
+    def __init__(self, token: str, api_url: str, local_mode: bool = False, connections: int = 256) -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="telegram-bot", daemon=True)
         self.thread.start()
-        self.bot = Bot(token, base_url=f"{api_url}/bot", base_file_url=f"{api_url}/file/bot", local_mode=local_mode)
+        request = HTTPXRequest(connection_pool_size=connections, pool_timeout=30.0)
+        self.bot = Bot(token, base_url=f"{api_url}/bot", base_file_url=f"{api_url}/file/bot", local_mode=local_mode,
+                       request=request)
         self.call(lambda bot: bot.initialize())
 
     def call(self, action: Callable[[Bot], Awaitable[T]], timeout: float = 60) -> T:
@@ -94,7 +97,8 @@ def telegram_bot() -> _BotThread:
     key = (token, settings.telegram_api_url, settings.telegram_local_mode)
     with _bots_lock:
         if key not in _bots:
-            _bots[key] = _BotThread(token, settings.telegram_api_url, settings.telegram_local_mode)
+            _bots[key] = _BotThread(token, settings.telegram_api_url, settings.telegram_local_mode,
+                                    settings.telegram_connections)
         return _bots[key]
 
 
