@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.retrieval.base_vocabulary import everyday, named_things, unknown_things
+from nodes.retrieval.base_vocabulary import everyday, named_things, root_start, unknown_things
 
 MAC = ("Как отмечается в разделе 2.1, для Mac OS X существует специальный дистрибутив, MacTEX "
        "(https://tug.org/mactex). Мы рекомендуем пользоваться его системой установки, а не общим скриптом TEX "
@@ -65,6 +65,31 @@ def test_the_base_is_asked_which_things_it_never_mentions(store: str, user_id: i
     assert unknown_things("Что лежит в /et/manpath.conf?", user_id) == ["et", "manpath.conf"]
     assert unknown_things("Как установить TeX Live на Mac через Homebrew?", user_id + 1) == [
         "TeX", "Live", "Mac", "Homebrew"]  # another user's base holds none of them
+
+
+# Stellarium's Russian sky-culture descriptions (stellarium-data 0.22.2, the Tongan sky culture).
+TONGA = ("Отсутствует имя Северной звезды (Полярная: α UMi). Это обстоятельство связано с широтой тонганских "
+         "островов и видимостью этой звезды в определенное время года.")
+
+
+def test_a_word_derived_from_one_the_base_uses_is_not_unknown(store: str, user_id: int) -> None:
+    from tests.test_answers import index
+
+    index(user_id, "skycultures.fb2", [TONGA])
+    # «тонганцев» (the people) shares its root with «тонганских» (the islands'): the same thing
+    assert unknown_things("Почему у тонганцев отсутствует имя Северной звезды?", user_id) == []
+    # a root the base does not hold stays unknown, however close its letters
+    assert unknown_things("Почему у маорийцев отсутствует имя Северной звезды?", user_id) == ["маорийцев"]
+    assert unknown_things("Почему у тонганцев отсутствует имя Северной звезды?", user_id + 1) == [
+        "тонганцев", "имя", "звезды"]  # another user's base holds none of them
+
+
+@pytest.mark.parametrize(("word", "start"), [
+    ("тонганцев", "тонга"), ("анутанцы", "анута"), ("десяток", "десят"), ("гибернацию", "гибер"),
+    ("партии", None), ("Homebrew", None),  # a short stem, a Latin token: no root looked up
+])
+def test_the_root_start_looked_up_for_a_missing_noun(word: str, start: str | None) -> None:
+    assert root_start(word) == start
 
 
 @pytest.mark.parametrize(("word", "common"), [

@@ -14,6 +14,9 @@ The lookup runs in Postgres over the user's active chunks, with the stored full-
 the `simple` configuration keeps it. Postgres' parser keeps a file path whole
 («/etc/manpath.config» is one lexeme), so a Latin word the vectors miss is looked for once more in
 the chunks' text as a word between separators (`_IN_TEXT`): «etc» is in «/etc/manpath.config».
+A Russian noun the vectors miss is looked for once more by the start of its root (`root_start`)
+among the words as written: the user's «тонганцы», «анутанцы», «озвучивание» are the documents'
+«тонганских», «Анута», «озвучиванием» by another suffix, which Snowball does not strip.
 
 An everyday noun is a weaker sign than a rare one. A user names in plain words («партия»,
 «кусок», «кольцо») what a manual calls otherwise («игра», «фрагмент», «эллипс»), but a thing a
@@ -55,6 +58,27 @@ select w.word from unnest(%(words)s::text[]) as w(word)
                   and c.chunk_text ~* ('(^|[^[:alnum:]_])' || regexp_replace(w.word, '([.+])', '\\\1', 'g')
                                        || '($|[^[:alnum:]_])'))
 """
+
+
+# A Russian noun the vectors miss, looked for once more by the start of its root among the words as
+# written (the `simple` vectors, a prefix query on their GIN index).
+_BY_ROOT = """
+select w.word from unnest(%(words)s::text[], %(roots)s::text[]) as w(word, root)
+ where exists (select 1 from document_chunks c
+                where c.owner_id = %(owner)s and c.is_active
+                  and c.fts_simple @@ to_tsquery('simple', w.root || ':*'))
+"""
+ROOT_LETTERS = 5  # the shortest root start looked up: «тонга», «анута», «десят»
+
+
+def root_start(word: str) -> str | None:
+    """The start of a Russian noun's root, for finding the words the documents derive from it: its
+    lemma's stem less a derivational suffix's three letters, at least ROOT_LETTERS long («тонганцев» →
+    «тонга», as in «Тонга», «тонганских»; «десяток» → «десят», as in «десятки»); None for a short stem."""
+    stem = term(word)
+    if stem is None or not _CYRILLIC.search(stem) or len(stem) < ROOT_LETTERS:
+        return None
+    return stem[:max(ROOT_LETTERS, len(stem) - 3)]
 
 
 def everyday(word: str, zipf: float) -> bool:
@@ -106,6 +130,10 @@ def unknown_things(question: str, owner_id: int) -> list[str]:
         unparsed = sorted(w for w in missing if not _CYRILLIC.search(w))  # perhaps inside a path
         if unparsed:
             missing -= {r["word"] for r in conn.execute(_IN_TEXT, {"owner": owner_id, "words": unparsed})}
+        rooted = {w: root for w in sorted(missing) if "-" not in w and (root := root_start(w))}
+        if rooted:  # a derived word («тонганцев») of one the documents use («тонганских», «Тонга»)
+            missing -= {r["word"] for r in conn.execute(_BY_ROOT, {"owner": owner_id, "words": list(rooted),
+                                                                   "roots": list(rooted.values())})}
     compounds = [w for w in words if "-" in w]
     held = {part.lower() for w in compounds if w.lower() not in missing for part in w.split("-")}
     named = {part.lower() for w in compounds for part in w.split("-") if _names(part)}
