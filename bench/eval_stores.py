@@ -57,6 +57,11 @@ Sets (nothing here edits a set):
   questions over Stellarium's 32 Russian sky-culture descriptions, star lore of many peoples, joined into one
   FictionBook 2 book; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable
   ones: written on 2026-11-27 after M and N — the next held-out check.
+* ``evolution``, ``evince`` — sets Q and R (bench/sets/evolution_help_rtf_ru.json: 20 questions over the
+  calendar, contacts, tasks and memos pages of the Russian Evolution help, joined into four RTF files;
+  bench/sets/evince_help_pptx_ru.json: 20 questions over the whole Russian help of the Evince document viewer,
+  one PPTX slide per page; both committed in bench/sets/docs/ and ingested as files), each with 10
+  unanswerable ones: written on 2026-11-27 after O and P — the next held-out check.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -111,7 +116,7 @@ INGESTION_SETTINGS = ("chunking", "chunk_target_chars", "chunk_overlap_chars", "
                       "chunk_merge_chars", "chunk_context")
 SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "doublecmd", "texlive-dev", "gimp-dev",
              "installguide", "omegat", "flowblade", "aptitude", "mandb", "pymorphy2", "aisleriot", "gnomehelp",
-             "mchelp", "skycultures")
+             "mchelp", "skycultures", "evolution", "evince")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -319,6 +324,9 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "mchelp": lambda: load_needle_set("mc_help_txt_ru.json", "mchelp", "mc_help_txt_silent_ru.json"),
         "skycultures": lambda: load_needle_set("stellarium_skycultures_fb2_ru.json", "skycultures",
                                                "stellarium_skycultures_fb2_silent_ru.json"),
+        "evolution": lambda: load_needle_set("evolution_help_rtf_ru.json", "evolution",
+                                             "evolution_help_rtf_silent_ru.json"),
+        "evince": lambda: load_needle_set("evince_help_pptx_ru.json", "evince", "evince_help_pptx_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 

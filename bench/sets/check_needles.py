@@ -36,6 +36,16 @@ Text extraction
         document order (p, v, subtitle, text-author, and table cells td/th; section titles'
         paragraphs included), each one block; embedded pictures (<binary>) are not text. A
         needle that spans two blocks is reported as crossing a block.
+  RTF   Rich Text (`"format": "rtf"`), read by a small control-word reader: groups that are
+        not text (\\fonttbl, \\colortbl, \\stylesheet, \\info, \\pict, and every \\* destination)
+        skipped, \\uN escapes (with \\ucN fallback characters dropped) and \\'hh escapes (in the
+        file's \\ansicpg code page, cp1252 without one) decoded; \\par, \\sect, \\page, \\cell and
+        \\row end a block, \\line and \\tab are whitespace. A needle that spans two blocks is
+        reported as crossing a block.
+  PPTX  PowerPoint (`"format": "pptx"`): the slides ppt/slides/slideN.xml in number order,
+        one unit per slide (labelled `FILE:slide N`), each drawing paragraph (a:p, the text
+        of its a:t runs, a:br as a line break) one block. A needle that spans two paragraphs
+        is reported as crossing a block.
 
 A document's `path` may be relative: it is then relative to the set file's folder.
 A PDF shipped gzip-compressed (`*.pdf.gz`, `"compression": "gzip"`) is decompressed to a
@@ -265,6 +275,114 @@ def fb2_blocks(path):
     return [p for p in (normalise(x) for x in found) if p]
 
 
+# ---------------------------------------------------------------- RTF
+
+_RTF_TOKEN = re.compile(rb"\\([a-zA-Z]+)(-?\d+)? ?|\\'([0-9a-fA-F]{2})|\\(.)|([{}])|([\r\n]+)|([^\\{}\r\n]+)", re.S)
+_RTF_SKIP = {b"fonttbl", b"colortbl", b"stylesheet", b"info", b"pict", b"header", b"footer",
+             b"headerl", b"headerr", b"footerl", b"footerr", b"object", b"themedata", b"listtable",
+             b"listoverridetable", b"revtbl", b"rsidtbl", b"generator", b"xmlnstbl", b"latentstyles"}
+_RTF_BREAK = {b"par", b"sect", b"page", b"cell", b"row"}
+_RTF_SPACE = {b"line": " ", b"tab": " ", b"emdash": "\u2014", b"endash": "\u2013", b"bullet": "\u2022",
+              b"lquote": "\u2018", b"rquote": "\u2019", b"ldblquote": "\u201c", b"rdblquote": "\u201d"}
+
+
+def rtf_paragraphs(path):
+    """Blocks of an RTF file: its text split at \\par (and section, page, cell, row ends)."""
+    data = Path(path).read_bytes()
+    cp = re.search(rb"\\ansicpg(\d+)", data)
+    codepage = f"cp{int(cp.group(1))}" if cp else "cp1252"
+    blocks, current = [], []
+    stack = []                    # (skipping, uc) of the enclosing groups
+    skipping, uc, pending_skip, group_start = False, 1, 0, False
+    for m in _RTF_TOKEN.finditer(data):
+        word, arg, hexbyte, symbol, brace, newline, plain = m.groups()
+        if brace == b"{":
+            stack.append((skipping, uc))
+            group_start = True
+            continue
+        if brace == b"}":
+            skipping, uc = stack.pop() if stack else (False, 1)
+            group_start = False
+            continue
+        first, group_start = group_start, False
+        if newline:
+            continue
+        if symbol == b"*" and first:
+            skipping = True
+            continue
+        if word is not None:
+            if first and word in _RTF_SKIP:
+                skipping = True
+            if skipping:
+                continue
+            if word == b"uc":
+                uc = int(arg or 1)
+            elif word == b"u":
+                code = int(arg)
+                current.append(chr(code + 65536 if code < 0 else code))
+                pending_skip = uc
+                continue
+            elif word in _RTF_BREAK:
+                blocks.append("".join(current))
+                current = []
+            elif word in _RTF_SPACE:
+                current.append(_RTF_SPACE[word])
+            pending_skip = 0
+            continue
+        if skipping:
+            continue
+        if hexbyte is not None:
+            if pending_skip:
+                pending_skip -= 1
+            else:
+                current.append(bytes([int(hexbyte, 16)]).decode(codepage, errors="replace"))
+            continue
+        if symbol is not None:
+            if pending_skip:
+                pending_skip -= 1
+            elif symbol in b"\\{}":
+                current.append(symbol.decode())
+            elif symbol == b"~":
+                current.append("\u00a0")
+            elif symbol == b"_":
+                current.append("\u2011")
+            continue                # \- (optional hyphen) and other symbols: no text
+        if plain:
+            text = plain.decode(codepage, errors="replace")
+            if pending_skip:
+                dropped = min(pending_skip, len(text))
+                text, pending_skip = text[dropped:], pending_skip - dropped
+            current.append(text)
+    blocks.append("".join(current))
+    return [p for p in (normalise(x) for x in blocks) if p]
+
+
+# ---------------------------------------------------------------- PPTX
+
+_PPTX_A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+
+
+def pptx_slides(path):
+    """(slide number, paragraphs) of every slide ppt/slides/slideN.xml, in number order."""
+    with zipfile.ZipFile(path) as archive:
+        names = [(int(m.group(1)), n) for n in archive.namelist()
+                 if (m := re.fullmatch(r"ppt/slides/slide(\d+)\.xml", n))]
+        slides = []
+        for number, name in sorted(names):
+            root = ElementTree.fromstring(archive.read(name))
+            paragraphs = []
+            for para in root.iter(_PPTX_A + "p"):
+                parts = []
+                for element in para.iter():
+                    if element.tag == _PPTX_A + "t":
+                        parts.append(element.text or "")
+                    elif element.tag == _PPTX_A + "br":
+                        parts.append("\n")
+                paragraphs.append("".join(parts))
+            slides.append((number, [p for p in (normalise(x) for x in paragraphs) if p]))
+    return slides
+
+
 # ---------------------------------------------------------------- RST / plain text
 
 
@@ -330,6 +448,10 @@ def load_units(doc, set_path="."):
         return [Unit(name, None, text_lines(path))]
     if doc["format"] == "fb2":
         return [Unit(name, None, fb2_blocks(path))]
+    if doc["format"] == "rtf":
+        return [Unit(name, None, rtf_paragraphs(path))]
+    if doc["format"] == "pptx":
+        return [Unit(f"{name}:slide {number}", None, blocks) for number, blocks in pptx_slides(path)]
     raise ValueError(f"unknown format {doc['format']!r}")
 
 
