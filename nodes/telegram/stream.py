@@ -115,7 +115,6 @@ class Draft:
     message_id: int | None = None
     shown: str = ""
     _refresh: Cancel | None = None
-    _placeholder: Cancel | None = None
     _not_before: float = 0.0
     _broken: bool = False
     _closed: bool = False
@@ -133,25 +132,12 @@ class Draft:
         self._not_before = self.clock() + self.delay
         if self.draft_id is None:
             return
-        if self.delay > 0 and self.schedule is not None:
+        if self.delay > 0 and self.schedule is not None:  # shown by the refresh, which text shown sooner cancels
             with self._held:
-                self._placeholder = self.schedule(self.delay, self._show_placeholder)
+                self._refresh = self.schedule(self.delay, self._show_again)
             return
         with self._lock:
             self._put("")
-
-    def _show_placeholder(self) -> None:
-        with self._held:
-            self._placeholder = None
-        if not self._lock.acquire(blocking=False):
-            return  # text is being shown: no placeholder needed
-        try:
-            if not self._closed and not self._broken and not self.shown and self.draft_id is not None:
-                self._put("")
-        except Exception as exc:  # noqa: BLE001 - a view must never break the answer
-            log.info("draft placeholder of chat %s not shown: %s", self.chat_id, exc)
-        finally:
-            self._lock.release()
 
     def _put(self, view: str) -> None:
         """The view into the chat (the lock held): the native draft, or the message sent or edited;
@@ -252,10 +238,10 @@ class Draft:
         """The turn's own reply comes next: nothing held back may overwrite it."""
         with self._lock, self._held:
             self._closed = True
-            for cancel in (self._cancel, self._refresh, self._placeholder):
+            for cancel in (self._cancel, self._refresh):
                 if cancel is not None:
                     cancel()
-            self._cancel = self._refresh = self._placeholder = None
+            self._cancel = self._refresh = None
 
     def discard(self) -> None:
         """The turn failed: the half-written answer goes away (best effort)."""
