@@ -39,8 +39,12 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench.eval_stores import EvalSet, Judge, Question, stored_chunks, stores
+
+if TYPE_CHECKING:
+    from nodes.retrieval.retrieve import Fragment
 
 
 @dataclass
@@ -56,6 +60,13 @@ class Probe:
     things: list[str] = field(default_factory=list)  # named things no chunk holds (the gate's lookup)
     judge: float | None = None
     signals: dict[str, float] = field(default_factory=dict)
+
+    def fragments(self) -> list[Fragment]:
+        """The retrieved fragments again, as the production gate and prompts take them."""
+        from nodes.retrieval.retrieve import Fragment
+
+        return [Fragment(chunk_id=n, document_id=0, text=t, source_type="file", source_identifier="doc", distance=d)
+                for n, (t, d) in enumerate(zip(self.texts, self.distances), 1)]
 
 
 def corpus_terms(evalset: EvalSet) -> Counter[str]:
@@ -122,7 +133,6 @@ def judged(probe: Probe, shown: int, url: str, how: str) -> float:
     from nodes.answering.llm import chatml
     from nodes.answering.quote import select_quote
     from nodes.answering.turn_policy import prepare_turn
-    from nodes.retrieval.retrieve import Fragment
 
     if how == "passages":
         quotes = select_quote(probe.question, probe.texts[:shown])
@@ -130,8 +140,7 @@ def judged(probe: Probe, shown: int, url: str, how: str) -> float:
         messages = [{"role": "system", "content": PASSAGE_SYSTEM},
                     {"role": "user", "content": PASSAGE_ASK.format(passages=passages, question=probe.question)}]
     else:
-        fragments = [Fragment(chunk_id=n, document_id=0, text=t, source_type="file", source_identifier="doc",
-                              distance=d) for n, (t, d) in enumerate(zip(probe.texts[:shown], probe.distances), 1)]
+        fragments = probe.fragments()[:shown]
         system = local_system_prompt(prepare_turn(probe.question, []), fragments)
         messages = [{"role": "system", "content": system},
                     {"role": "user", "content": JUDGE_ASK.format(question=probe.question)}]
@@ -230,13 +239,10 @@ def gate_table(probes: list[Probe], threshold: float, edge: float) -> None:
     print("| set | answerable: passed | near | shut | passed with the answer shown | silent: passed | near | shut |")
     print("|---|---|---|---|---|---|---|---|")
 
-    from nodes.retrieval.retrieve import Fragment
     from nodes.retrieval.search_gate import decide
 
     def outcome(p: Probe) -> str:
-        found = [Fragment(chunk_id=n, document_id=0, text=t, source_type="file", source_identifier="doc", distance=d)
-                 for n, (t, d) in enumerate(zip(p.texts, p.distances), 1)]
-        gate = decide(p.question, p.question, found, score_name="distance", threshold=threshold, near=edge,
+        gate = decide(p.question, p.question, p.fragments(), score_name="distance", threshold=threshold, near=edge,
                       unknown=p.things)
         return "passed" if gate.passed else "near" if gate.near else "shut"
 
@@ -261,16 +267,13 @@ def extract_table(probes: list[Probe], shown: int) -> None:
     from bench.answer_eval import has_fact
     from bench.eval_stores import load_sets
     from nodes.answering.answer_check import extractive_answer
-    from nodes.retrieval.retrieve import Fragment
     from nodes.retrieval.search_gate import decide
 
     names = sorted({p.set for p in probes})
     questions = {(s.name, q.id): q for s in load_sets(names) for q in [*s.questions, *s.silent]}
     rows: list[tuple[str, bool, bool, bool, bool]] = []  # set, answerable, passed, covers, holds the fact
     for probe in probes:
-        found = [Fragment(chunk_id=n, document_id=0, text=t, source_type="file", source_identifier="doc", distance=d)
-                 for n, (t, d) in enumerate(zip(probe.texts, probe.distances), 1)]
-        gate = decide(probe.question, probe.question, found, unknown=probe.things)
+        gate = decide(probe.question, probe.question, probe.fragments(), unknown=probe.things)
         extract = extractive_answer(probe.question, probe.texts[:shown])
         question = questions[(probe.set, probe.id)]
         holds = bool(extract.text) and question.answerable and has_fact(extract.text, question)
