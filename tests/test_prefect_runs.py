@@ -54,8 +54,24 @@ def task_runs(api: str, flow_run_id: str) -> list[dict]:
     return httpx.post(f"{api}/task_runs/filter", json=body, timeout=10).json()
 
 
+FINAL = ("COMPLETED", "FAILED", "CRASHED")
+
+
+def settled_task_runs(api: str, flow_run_id: str, at_least: int = 1) -> list[dict]:
+    """The run's task runs once each shows a final state.
+
+    Prefect's recorder may show a stage Running before its final event, and a task run can even be
+    listed before its first state arrives (`"state": null`): both are waited out, not read.
+    """
+    def settled() -> list[dict]:
+        found = task_runs(api, flow_run_id)
+        final = len(found) >= at_least and all((t.get("state") or {}).get("type") in FINAL for t in found)
+        return found if final else []
+    return _poll(settled)
+
+
 def final_run(api: str, name: str) -> dict | None:
-    runs = [r for r in flow_runs(api, name) if r["state"]["type"] in ("COMPLETED", "FAILED", "CRASHED")]
+    runs = [r for r in flow_runs(api, name) if (r.get("state") or {}).get("type") in FINAL]
     return runs[0] if len(runs) == 1 else None
 
 
@@ -99,7 +115,7 @@ def test_slow_and_failed_stages_are_task_runs_and_the_run_says_why(prefect_serve
     run = _poll(lambda: final_run(prefect_server, name))
     assert run is not None and run["state"]["type"] == "FAILED"
     assert "ValueError: the input was unreadable" in run["state"]["message"]
-    tasks = _poll(lambda: (t := task_runs(prefect_server, run["id"])) and len(t) >= 2 and t)
+    tasks = settled_task_runs(prefect_server, run["id"], at_least=2)
     states = {t["name"]: t["state"]["type"] for t in tasks}
     assert states.pop("slow-stage") == "COMPLETED" and states.pop("broken-stage") == "FAILED"
     # quick-stage: only in the message, unless a busy machine held it up past the threshold or the
@@ -285,9 +301,7 @@ def test_a_stage_its_run_left_behind_is_closed_never_left_running(prefect_server
         assert _poll(lambda: current.stages, timeout=10, every=0.01)  # started: the run ends first
     run = _poll(lambda: final_run(prefect_server, name))
     assert run is not None and run["state"]["type"] == "COMPLETED"
-    # Prefect's recorder may show the stage's Running event before its final one: wait for a final state.
-    tasks = _poll(lambda: (found := task_runs(prefect_server, run["id"])) and all(
-        t["state"]["type"] != "RUNNING" for t in found) and found)
+    tasks = settled_task_runs(prefect_server, run["id"])
     release.set()
     assert [(t["name"], t["state"]["type"]) for t in tasks] == [("outliving-stage", "CRASHED")]
 
@@ -304,8 +318,7 @@ def test_stage_task_runs_carry_the_stages_own_times(prefect_server: str) -> None
     [stage] = current.stages
     run = _poll(lambda: final_run(prefect_server, name))
     assert run is not None
-    [task] = _poll(lambda: (found := task_runs(prefect_server, run["id"])) and all(
-        t["state"]["type"] != "RUNNING" for t in found) and found)  # its final event may come second
+    [task] = settled_task_runs(prefect_server, run["id"])
     assert task["state"]["type"] == "COMPLETED"
     assert abs(task["total_run_time"] - (stage.seconds or 0)) < 0.001
     assert task["start_time"].replace("Z", "+00:00")[:23] == stage.started.isoformat()[:23]
