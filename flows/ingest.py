@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from flows import texts
 from grove.store import jobs, outbox
-from grove.store.db import StoreUnavailable, unit_of_work
+from grove.store.db import StoreUnavailable
 from grove.core.messages import Reply
 from grove.core.settings import get_settings
 from nodes.ingestion.chunk_document import chunk_document
@@ -372,7 +372,7 @@ def ingest_job(job: jobs.Job, stop: threading.Event | None = None) -> list[Inges
     stored = {o.document_id for o in outcomes if o.status != "failed" and o.document_id is not None}
     failed = [o for o in outcomes if o.status == "failed"]
     source = outbox.Source(job_id=job.id)
-    with unit_of_work(), outbox.collecting(source):
+    with outbox.committed(source, deliver_row):
         replaced = 0
         if edit and stored:
             activate_documents(job.user_id, sorted(stored))
@@ -385,5 +385,4 @@ def ingest_job(job: jobs.Job, stop: threading.Event | None = None) -> list[Inges
                     result={"outcomes": [o.model_dump(mode="json") for o in outcomes],
                             "progress_edits": progress.edits, "trace": _trace()},
                     error="; ".join(f"{o.name}: {o.reason}" for o in failed) or None)
-    outbox.deliver(outbox.unsent(source), deliver_row)
     return outcomes

@@ -32,7 +32,7 @@ from flows.handle_update import handle_update, run_name
 from grove.store import inbox, outbox
 from grove.core import runs, shutdown
 from grove.core.shutdown import Interrupted
-from grove.store.db import StoreUnavailable, unit_of_work
+from grove.store.db import StoreUnavailable
 from grove.core.messages import IncomingUpdate, Reply
 from grove.core.settings import get_settings
 from nodes.telegram.reply import console_turn, deliver_row, send_now, send_replies, send_reply
@@ -53,8 +53,8 @@ def process(update: IncomingUpdate, *, parent_task_run_id: uuid.UUID | None = No
     with runs.run("handle-update", run_name(parameters), parameters, tags=[f"user:{update.user_id}"],
                   parent_task_run_id=parent_task_run_id) as run:
         try:
-            with (console_turn() if update.origin == "console" else nullcontext()), unit_of_work(), \
-                    (outbox.collecting(source) if source else nullcontext()):
+            with (console_turn() if update.origin == "console" else nullcontext()), \
+                    outbox.committed(source, deliver_row):
                 replies = handle_update.fn(update)
                 run.summary_markdown, run.summary_title = turn_summary(update, replies), "the turn"
                 send_replies(update.origin, replies)  # the one sender: into the outbox, sent after commit
@@ -67,8 +67,6 @@ def process(update: IncomingUpdate, *, parent_task_run_id: uuid.UUID | None = No
             log.exception("update %s of user %s failed", update.update_id, update.user_id)
             _finish_failed(update, source, texts.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}", run)
             raise
-    if source is not None:
-        deliver(outbox.unsent(source))
     return replies
 
 
@@ -81,11 +79,10 @@ def _finish_failed(update: IncomingUpdate, source: outbox.Source | None, text: s
     if source is None:  # the console, or an update not in the inbox: said at once
         send_reply(update.origin, reply)
         return
-    with unit_of_work(), outbox.collecting(source):
+    with outbox.committed(source, deliver_row):
         send_reply(update.origin, reply)
         inbox.finish(source.update_id, "failed", error=reason,  # type: ignore[arg-type]
                      trace=run.summary() if run else None)
-    deliver(outbox.unsent(source))
 
 
 def turn_summary(update: IncomingUpdate, replies: list[Reply]) -> str:
@@ -108,14 +105,8 @@ def _quoted(text: str) -> str:
 
 
 def deliver(ids: list[int]) -> int:
-    """Send outbox rows now; a failure leaves them for the sweep (logged, not raised)."""
-    if not ids:
-        return 0
-    try:
-        return outbox.deliver(ids, deliver_row)
-    except Exception as exc:  # noqa: BLE001 - undelivered rows stay in the outbox for the sweep
-        log.warning("replies %s not delivered yet: %s", ids, exc)
-        return 0
+    """Send outbox rows now through the one sender; a failure leaves them for the sweep."""
+    return outbox.deliver_or_keep(ids, deliver_row)
 
 
 def tell_store_down(update: IncomingUpdate) -> None:

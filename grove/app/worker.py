@@ -25,7 +25,7 @@ from typing import Any
 from flows.ingest import JobStopped, ingest_job
 from grove.store import jobs, outbox
 from grove.core import runs
-from grove.store.db import StoreUnavailable, unit_of_work
+from grove.store.db import StoreUnavailable
 from grove.core.messages import Reply
 from grove.core.settings import get_settings
 from nodes.telegram.reply import deliver_row, send_now, send_reply
@@ -131,10 +131,9 @@ class JobWorker:
         source = outbox.Source(job_id=job.id)
         with runs.run("ingest-job", f"ingest-job-{job.id}-user{job.user_id}", {"job": job}) as run:
             run.fail(reason)
-            with unit_of_work(), outbox.collecting(source):
+            with outbox.committed(source, deliver_row):
                 send_reply("telegram", Reply(chat_id=job.chat_id, text=text, edits_reply=job.ack_id))
                 jobs.finish(job.id, "failed", error=reason)
-        outbox.deliver(outbox.unsent(source), deliver_row)
 
 
 def work_forever() -> None:

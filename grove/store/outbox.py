@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from psycopg.types.json import Jsonb
 
-from grove.store.db import get_pool, transaction
+from grove.store.db import get_pool, transaction, unit_of_work
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +66,40 @@ def collecting(source: Source) -> Iterator[None]:
         yield
     finally:
         _source.reset(token)
+
+
+@contextmanager
+def committed(source: Source | None, sender: Sender) -> Iterator[None]:
+    """A turn's writes and its replies in one transaction; the replies sent once it commits.
+
+    The one place the order *commit, then deliver* is written: an update's turn, a failed turn's
+    apology, a job's confirmation and a job's failure all go through it. When the block raises,
+    nothing was committed and nothing is sent. `source` None (the console, an update outside the
+    inbox): only the unit of work — replies then go out as they are made.
+    """
+    if source is None:
+        with unit_of_work():
+            yield
+        return
+    with unit_of_work(), collecting(source):
+        yield
+    try:
+        ids = unsent(source)
+    except Exception as exc:  # noqa: BLE001 - committed: the sweep delivers once the store is back
+        log.warning("replies of %s kept for the sweep: %s", source, exc)
+        return
+    deliver_or_keep(ids, sender)
+
+
+def deliver_or_keep(ids: list[int], sender: Sender) -> int:
+    """Send these rows now; a transient failure keeps them for the sweep (logged, not raised)."""
+    if not ids:
+        return 0
+    try:
+        return deliver(ids, sender)
+    except Exception as exc:  # noqa: BLE001 - undelivered rows stay in the outbox for the sweep
+        log.warning("replies %s not delivered yet: %s", ids, exc)
+        return 0
 
 
 def current_source() -> Source | None:
