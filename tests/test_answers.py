@@ -430,6 +430,8 @@ def test_a_refusal_over_passing_fragments_shows_the_nearest_passage_as_the_neare
     local.script(text("В ваших документах об этом не сказано."), text("В ваших документах об этом не сказано."))
     answer = ask_chat("Как ухаживать за ремонтантной малиной осенью?", user_id)
     body, block = answer.text.partition("Информация взята из:")[::2]
+    again = local.requests[-1]
+    assert "так и скажи" in system_of(again) and "Ответ на вопрос есть" not in system_of(again)  # may refuse
     assert answer.gate_passed and answer.quoted
     assert body.startswith(NEAREST_LEAD) and "не сказано" not in body  # not «not said» above a quote
     assert f"«{RASPBERRY[2]}»" in body and re.search(r"малина\.pdf, с\. 3\b", block)
@@ -446,6 +448,9 @@ def test_a_refusal_over_passing_fragments_is_asked_again_from_the_answering_pass
     assert all(fact in system_of(first) for fact in RASPBERRY)  # the whole fragments first
     assert RASPBERRY[0] in system_of(again) and RASPBERRY[2] not in system_of(again)  # then the passage alone
     assert again["messages"][-1] == first["messages"][-1]  # the same question
+    # A sentence covers the question (the refusal would be overruled): no way out of answering this time.
+    assert "так и скажи" in system_of(first)
+    assert "Ответ на вопрос есть во фрагменте" in system_of(again) and "так и скажи" not in system_of(again)
     assert answer.reasked and not answer.fallback and answer.text.startswith("Весной малину подкармливают азотом")
     assert "не сказано" not in answer.text and re.search(r"малина\.pdf, с\. 1\b", sources(answer.text))
 

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from grove.core.settings import get_settings
 from grove.core.shutdown import Stopped
 from nodes.answering import answer_pipeline as pipeline
-from nodes.answering.answer_check import NOT_FOUND, CheckedAnswer, is_refusal
+from nodes.answering.answer_check import NOT_FOUND, CheckedAnswer, covers, is_refusal
 from nodes.answering.context_signals import asks
 from nodes.answering.chat_prompt import (TOOL_NAME, build_messages, fitted_history, local_messages,
                                          local_system_prompt, opening_facts, passage_facts, rag_tool,
@@ -148,6 +148,11 @@ def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], po
     passage that answers (issue 37: 13 of 60 answers), or drifted into its own commands and loops; given
     only that passage it answers from it. A second draft that fails again is not shown: the first one's
     fallback (the passages themselves) is.
+
+    A refusal over fragments a sentence of which `covers` the question is overruled anyway (the
+    passages are then shown as the answer): the second draft is asked without the way out of a
+    refusal (mode `passage`), so the fact is said in the answer's own words above its quote —
+    asked with it, the model refused again every time (sets Q and R: 5 of 5).
     """
     if not shown:
         return None
@@ -159,7 +164,9 @@ def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], po
     quotes = select_quote(question, [f.text for f in shown])
     if not quotes:
         return None
-    system = {"role": "system", "content": local_system_prompt(policy, shown, facts=passage_facts(quotes, shown))}
+    answered = refused and covers(question, [f.text for f in shown])  # what `_refused` overrules
+    system = {"role": "system", "content": local_system_prompt(policy, shown, facts=passage_facts(quotes, shown),
+                                                               mode="passage" if answered else None)}
     try:
         again: LLMReply = ask([system, *messages[1:]], decoding=answer_decoding())
     except LLMError as exc:  # no time left, or the endpoint failed: the first draft's fallback stands

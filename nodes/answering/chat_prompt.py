@@ -38,11 +38,14 @@ def system_prompt(policy: TurnPolicy) -> str:
                                 signals=policy.signals, do_not_repeat=policy.recent_bot))
 
 
-def local_system_prompt(policy: TurnPolicy, fragments: list[Fragment], facts: str | None = None) -> str:
+def local_system_prompt(policy: TurnPolicy, fragments: list[Fragment], facts: str | None = None,
+                        mode: str | None = None) -> str:
     """The same template for the local model: its style, no tool, the fragments under the rules
-    (or other `facts` from them: an opening's passages)."""
+    (or other `facts` from them: an opening's passages); `mode` a key of `modes` in answer_parts.yaml
+    (default: `documents` over fragments, `general` without)."""
     style: Style = get_settings().local_prompt_style
-    return render(AnswerContext(role=parts()["roles"]["chat"], mode="documents" if fragments else "general",
+    mode = mode or ("documents" if fragments else "general")
+    return render(AnswerContext(role=parts()["roles"]["chat"], mode=mode,
                                 style=style, signals=policy.signals, do_not_repeat=policy.recent_bot,
                                 facts=facts_block(fragments) if facts is None else facts))
 
