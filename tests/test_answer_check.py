@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import nodes.answering.answer_check
 import nodes.answering.quote
 from nodes.answering.answer_check import (
     CANNOT_ANSWER,
@@ -42,8 +43,10 @@ GOOD = "Весной малину подкармливают азотом: 15 г
 
 @pytest.fixture
 def lexical_quotes(env, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:  # type: ignore[no-untyped-def]
-    """The extractive fallback chooses by words only: the `meaning` selector would load the embedder."""
+    """The extractive fallback chooses, and `covers` decides, by words only: meaning would load the
+    embedder (the meaning side of `covers` has tests of its own below)."""
     env(GROVE_QUOTE_SELECTOR="ranked")
+    monkeypatch.setattr(nodes.answering.answer_check, "MEANING_FLOOR_COVERAGE", 1.01)
 
     def no_embedder(question: str, texts: object) -> list[float]:
         raise AssertionError("the embedding model must not be loaded in a unit test")
@@ -449,3 +452,47 @@ def test_a_truncated_draft_loses_only_its_unfinished_sentence() -> None:
     draft = "Весной малину подкармливают азотом [1]. Летом вносят калий и фос"
     assert check_answer(draft, SPRING, RASPBERRY, truncated=True).text == "Весной малину подкармливают азотом [1]."
     assert check_answer(draft, SPRING, RASPBERRY).text == draft  # not cut unless it was
+
+
+# --------------------------------------------------------------------------- covered by meaning
+
+# Sets Q and R: the user's words are not the document's, and the model refused over this very passage.
+SCANNED_QUESTION = "Почему поиск ничего не находит в отсканированном PDF?"
+SCANNED = ["Поиск текста можно выполнять только по документам в формате PDF. В некоторых документах PDF текст "
+           "представлен в виде изображения, поэтому в этих документах поиск также работать не будет.",
+           "Календарь можно показать в обзоре месяца. Выберите пункт меню Вид.",
+           "Закладки показаны на боковой панели."]
+
+
+def test_a_passage_near_in_meaning_covers_a_question_its_words_half_match() -> None:
+    from nodes.answering.answer_check import MEANING_OVERRULE, coverage
+
+    assert 0.2 <= coverage(SCANNED_QUESTION, SCANNED) < 0.4  # words alone would let the refusal stand
+    asked: list[str] = []
+
+    def alike(value: float):  # type: ignore[no-untyped-def]
+        def similarity(question: str, texts: list[str]) -> list[float]:
+            asked.extend(texts)
+            return [value] * len(texts)
+        return similarity
+
+    assert covers(SCANNED_QUESTION, SCANNED, similarity=alike(MEANING_OVERRULE + 0.01))
+    assert any("текст представлен в виде изображения" in t for t in asked)  # the passages, read in meaning
+    assert not covers(SCANNED_QUESTION, SCANNED, similarity=alike(MEANING_OVERRULE - 0.05))
+
+
+def test_meaning_is_not_asked_when_words_decide() -> None:
+    def never(question: str, texts: list[str]) -> list[float]:
+        raise AssertionError("asked the embedding model though the words decided")
+
+    assert covers(SPRING, RASPBERRY, similarity=never)  # the words cover it
+    assert not covers("Как перезимовать голубике на балконе?", RASPBERRY, similarity=never)  # nothing in common
+
+
+@pytest.mark.models
+def test_with_the_embedding_model_an_answer_in_other_words_is_covered_and_a_neighbouring_passage_is_not() -> None:
+    """The real model: the scanned-PDF passage answers its question; the GIMP manual's passages near
+    «отбрасываемая тень», which the manual never describes, stay only the nearest (their words hold 0.2)."""
+    assert covers(SCANNED_QUESTION, SCANNED)
+    silent = gimp_refusal("GU15")
+    assert not covers(silent["question"], silent["fragments"])

@@ -199,18 +199,44 @@ def clip(text: str, limit: int) -> str:
     return text[:limit].rsplit(" ", 1)[0] + " …"
 
 
-def choose(question: str, fragments: Sequence[str], answer: str | None, how: Choice,
-           similarity: Similarity | None = None) -> list[Quote]:
-    """The best-scoring sentence and the ones after it, and a second fragment's best when it scores
-    nearly as well; ties go to the higher-ranked fragment and the earlier sentence."""
-    per_fragment = split(fragments)
-    # The term lines (the sentence before a description's first): quoted with their description, and
-    # where the next one begins, a quote ends.
+def _candidates(question: str, per_fragment: list[list[Sentence]]) -> tuple[set[tuple[int, int]], list[Sentence]]:
+    """The sentences a quote may begin with, and the term lines (the sentence before a description's
+    first: quoted with their description, and where the next one begins, a quote ends)."""
     term_lines = {(s.fragment, s.index - 1) for found in per_fragment for s in found if s.term and not s.lead}
     candidates = [s for found in per_fragment for s in found
                   if len(s.text) >= MIN_SENTENCE_CHARS and (s.fragment, s.index) not in term_lines]
     if _CYRILLIC.search(question):  # another language's prose only when nothing else is there
         candidates = [s for s in candidates if not foreign(s.text)] or candidates
+    return term_lines, candidates
+
+
+def _window(sentence: Sentence, per_fragment: list[list[Sentence]]) -> str:
+    """A sentence read with its neighbours (and its heading), as its meaning is embedded."""
+    around = per_fragment[sentence.fragment - 1][max(0, sentence.index - 1):sentence.index + 2]
+    return headed(sentence) + " ".join(n.text for n in around)
+
+
+def nearest_meaning(question: str, fragments: Sequence[str], similarity: Similarity | None = None) -> float:
+    """How near in meaning the fragments come to the question: the largest embedding similarity of
+    the question to the passages the `meaning` selector reads (its lexically best sentences, each with
+    its neighbours — the same texts, so a turn embeds them once); 0 with none."""
+    how = SELECTORS["meaning"]
+    per_fragment = split(fragments)
+    _, candidates = _candidates(question, per_fragment)
+    if not candidates:
+        return 0.0
+    weights, asked = Weights([s.terms for s in candidates]), term_set(question)
+    pool = sorted(candidates, key=lambda s: (-(weights.coverage(asked, s.terms) - how.rank_step * (s.fragment - 1)),
+                                             s.fragment, s.index))[:how.meaning_pool]
+    return max(float(v) for v in (similarity or embedded_similarity)(question, [_window(s, per_fragment) for s in pool]))
+
+
+def choose(question: str, fragments: Sequence[str], answer: str | None, how: Choice,
+           similarity: Similarity | None = None) -> list[Quote]:
+    """The best-scoring sentence and the ones after it, and a second fragment's best when it scores
+    nearly as well; ties go to the higher-ranked fragment and the earlier sentence."""
+    per_fragment = split(fragments)
+    term_lines, candidates = _candidates(question, per_fragment)
     if not candidates:
         return []
     weights = Weights([s.terms for s in candidates])
@@ -226,8 +252,7 @@ def choose(question: str, fragments: Sequence[str], answer: str | None, how: Cho
     scores = {(s.fragment, s.index): lexical(s) for s in candidates}
     if how.meaning_weight:
         pool = sorted(candidates, key=lambda s: (-scores[s.fragment, s.index], s.fragment, s.index))[:how.meaning_pool]
-        windows = [headed(s) + " ".join(n.text for n in per_fragment[s.fragment - 1][max(0, s.index - 1):s.index + 2])
-                   for s in pool]
+        windows = [_window(s, per_fragment) for s in pool]
         for sentence, alike in zip(pool, (similarity or embedded_similarity)(question, windows), strict=True):
             scores[sentence.fragment, sentence.index] += how.meaning_weight * float(alike)
         candidates = pool
