@@ -178,7 +178,8 @@ def covers(question: str, fragments: Sequence[str], shown: Sequence[str] | None 
 
     Why meaning too: a user's words are often not the document's («убрать из повторения один день»
     over «в поле Исключения можно указать отдельные дни»), and the small model then refuses over the
-    very passage that answers (sets Q and R: 8 of 40 answerable questions, none covered by words alone).
+    very passage that answers (sets Q and R: 7 of 40 answerable questions, which words alone did not
+    cover; bench/README.md, "A question in other words").
     """
     lexical = coverage(question, fragments, shown)
     if lexical >= REFUSAL_OVERRULE_COVERAGE:
