@@ -62,6 +62,11 @@ Sets (nothing here edits a set):
   bench/sets/evince_help_pptx_ru.json: 20 questions over the whole Russian help of the Evince document viewer,
   one PPTX slide per page; both committed in bench/sets/docs/ and ingested as files), each with 10
   unanswerable ones: written on 2026-11-27 after O and P — the next held-out check.
+* ``terminal``, ``seahorse`` — sets S and T (bench/sets/gnome_terminal_help_html_ru.json: 20 questions over the
+  whole Russian help of GNOME Terminal, one HTML file per page; bench/sets/seahorse_help_pdf_ru.json: 20
+  questions over the whole Russian help of Seahorse («Пароли и ключи»), printed to one PDF by WeasyPrint; both
+  committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on 2026-11-27
+  after Q and R — the next held-out check.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -116,7 +121,7 @@ INGESTION_SETTINGS = ("chunking", "chunk_target_chars", "chunk_overlap_chars", "
                       "chunk_merge_chars", "chunk_context")
 SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "doublecmd", "texlive-dev", "gimp-dev",
              "installguide", "omegat", "flowblade", "aptitude", "mandb", "pymorphy2", "aisleriot", "gnomehelp",
-             "mchelp", "skycultures", "evolution", "evince")
+             "mchelp", "skycultures", "evolution", "evince", "terminal", "seahorse")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -327,6 +332,9 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "evolution": lambda: load_needle_set("evolution_help_rtf_ru.json", "evolution",
                                              "evolution_help_rtf_silent_ru.json"),
         "evince": lambda: load_needle_set("evince_help_pptx_ru.json", "evince", "evince_help_pptx_silent_ru.json"),
+        "terminal": lambda: load_needle_set("gnome_terminal_help_html_ru.json", "terminal",
+                                            "gnome_terminal_help_html_silent_ru.json"),
+        "seahorse": lambda: load_needle_set("seahorse_help_pdf_ru.json", "seahorse", "seahorse_help_pdf_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
