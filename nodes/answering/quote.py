@@ -216,29 +216,10 @@ def _window(sentence: Sentence, per_fragment: list[list[Sentence]]) -> str:
     return headed(sentence) + " ".join(n.text for n in around)
 
 
-def nearest_meaning(question: str, fragments: Sequence[str], similarity: Similarity | None = None) -> float:
-    """How near in meaning the fragments come to the question: the largest embedding similarity of
-    the question to the passages the `meaning` selector reads (its lexically best sentences, each with
-    its neighbours — the same texts, so a turn embeds them once); 0 with none."""
-    how = SELECTORS["meaning"]
-    per_fragment = split(fragments)
-    _, candidates = _candidates(question, per_fragment)
-    if not candidates:
-        return 0.0
-    weights, asked = Weights([s.terms for s in candidates]), term_set(question)
-    pool = sorted(candidates, key=lambda s: (-(weights.coverage(asked, s.terms) - how.rank_step * (s.fragment - 1)),
-                                             s.fragment, s.index))[:how.meaning_pool]
-    return max(float(v) for v in (similarity or embedded_similarity)(question, [_window(s, per_fragment) for s in pool]))
-
-
-def choose(question: str, fragments: Sequence[str], answer: str | None, how: Choice,
-           similarity: Similarity | None = None) -> list[Quote]:
-    """The best-scoring sentence and the ones after it, and a second fragment's best when it scores
-    nearly as well; ties go to the higher-ranked fragment and the earlier sentence."""
-    per_fragment = split(fragments)
-    term_lines, candidates = _candidates(question, per_fragment)
-    if not candidates:
-        return []
+def _lexical_scores(question: str, candidates: list[Sentence], answer: str | None,
+                    how: Choice) -> dict[tuple[int, int], float]:
+    """Each candidate's share of the question's weighted terms (and of the answer's own, when the
+    selector weighs them), less retrieval's rank prior."""
     weights = Weights([s.terms for s in candidates])
     asked = term_set(question)
     said = term_set(answer) - asked if answer and how.answer_weight else frozenset()
@@ -249,10 +230,40 @@ def choose(question: str, fragments: Sequence[str], answer: str | None, how: Cho
             value += how.answer_weight * weights.coverage(said, sentence.terms)
         return value
 
-    scores = {(s.fragment, s.index): lexical(s) for s in candidates}
+    return {(s.fragment, s.index): lexical(s) for s in candidates}
+
+
+def _meaning_pool(candidates: list[Sentence], scores: dict[tuple[int, int], float],
+                  per_fragment: list[list[Sentence]], how: Choice) -> tuple[list[Sentence], list[str]]:
+    """The lexically best sentences a selector reads by meaning, and their windows as embedded."""
+    pool = sorted(candidates, key=lambda s: (-scores[s.fragment, s.index], s.fragment, s.index))[:how.meaning_pool]
+    return pool, [_window(s, per_fragment) for s in pool]
+
+
+def nearest_meaning(question: str, fragments: Sequence[str], similarity: Similarity | None = None) -> float:
+    """How near in meaning the fragments come to the question: the largest embedding similarity of
+    the question to the passages the `meaning` selector reads (its lexically best sentences, each with
+    its neighbours — the same texts, so a turn embeds them once); 0 with none."""
+    how = SELECTORS["meaning"]
+    per_fragment = split(fragments)
+    _, candidates = _candidates(question, per_fragment)
+    if not candidates:
+        return 0.0
+    _, windows = _meaning_pool(candidates, _lexical_scores(question, candidates, None, how), per_fragment, how)
+    return max(float(v) for v in (similarity or embedded_similarity)(question, windows))
+
+
+def choose(question: str, fragments: Sequence[str], answer: str | None, how: Choice,
+           similarity: Similarity | None = None) -> list[Quote]:
+    """The best-scoring sentence and the ones after it, and a second fragment's best when it scores
+    nearly as well; ties go to the higher-ranked fragment and the earlier sentence."""
+    per_fragment = split(fragments)
+    term_lines, candidates = _candidates(question, per_fragment)
+    if not candidates:
+        return []
+    scores = _lexical_scores(question, candidates, answer, how)
     if how.meaning_weight:
-        pool = sorted(candidates, key=lambda s: (-scores[s.fragment, s.index], s.fragment, s.index))[:how.meaning_pool]
-        windows = [_window(s, per_fragment) for s in pool]
+        pool, windows = _meaning_pool(candidates, scores, per_fragment, how)
         for sentence, alike in zip(pool, (similarity or embedded_similarity)(question, windows), strict=True):
             scores[sentence.fragment, sentence.index] += how.meaning_weight * float(alike)
         candidates = pool
