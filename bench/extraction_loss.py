@@ -126,7 +126,8 @@ def html_reference(path: Path, *, content_only: bool) -> list[str]:
     for bad in root.xpath("//script|//style|//noscript|//head"):
         bad.drop_tree()
     if content_only:
-        for nav in root.xpath('//div[contains(@class, "navheader") or contains(@class, "navfooter")]'):
+        for nav in root.xpath('//div[contains(@class, "navheader") or contains(@class, "navfooter")]'
+                              '|//nav|//footer|//*[@role="navigation" or @role="contentinfo"]'):
             nav.drop_tree()
     parts: list[str] = []
 

@@ -4,6 +4,8 @@ blocks left out, h1–h6 as sections with their heading path."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from grove.core.ingest_types import Section
@@ -110,3 +112,34 @@ def test_an_extraction_becomes_a_document_with_the_callers_meta_first() -> None:
         "url", "https://sad.example/", "2024-05-01")
     assert document.meta == {"encoding": "utf-8", "sitename": "Сад"}
     assert document.sections[0].path == ["Заголовок"] and document.author == "Автор"
+
+
+
+ROOT = Path(__file__).resolve().parent.parent
+TERMINAL_HELP = ROOT / "bench" / "sets" / "docs" / "gnome-terminal-help-ru"
+
+
+def test_a_footer_longer_than_a_short_page_is_not_taken_for_its_content() -> None:
+    """A yelp help page: its licence footer outweighs the page, and trafilatura keeps the footer alone.
+    The page's own landmarks (role="contentinfo", role="navigation") are never its main text."""
+    text = extract((TERMINAL_HELP / "txt-select-text.html").read_text(encoding="utf-8")).text
+    assert "Удерживая Ctrl и нажав и удерживая левую кнопку мыши переместите мышь." in text
+    assert "лицензии" not in text and "Герасимова" not in text and "Смотрите также" not in text
+
+
+def test_short_pages_with_one_footer_are_different_texts() -> None:
+    """Taken for the footer, eight short pages of the help had one text, and all but the first were
+    refused at upload as duplicates."""
+    names = ("app-cursor.html", "app-zoom.html", "pref-bell.html", "pref-menubar.html", "txt-select-text.html")
+    texts = {extract((TERMINAL_HELP / name).read_text(encoding="utf-8")).text for name in names}
+    assert len(texts) == len(names)
+
+
+def test_the_title_and_its_first_paragraph_stay_when_the_kept_part_starts_below() -> None:
+    """A LibreOffice help page: trafilatura keeps «Доступ к этой команде» and below (and the debug
+    footer); the article still starts at its h1, and the footer is left out."""
+    page = (ROOT / "tests" / "fixtures" / "libreoffice-05250100-ru.html").read_text(encoding="utf-8")
+    text = extract(page).text
+    assert text.startswith("На передний план\n\nПеремещает выбранный объект наверх, так чтобы он находился перед")
+    assert "Выберите Фигура - Расположить - На передний план (LibreOffice Draw)." in text
+    assert "debug" not in text and "This page is" not in text

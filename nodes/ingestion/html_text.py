@@ -68,6 +68,12 @@ MIN_PROSE_WORDS = 8
 LINK_ONLY_SHARE = 0.9
 """A block whose text is at least this share link text is navigation (unless a lead-in line
 introduces it as a list)."""
+_AROUND_TAGS = {"nav", "footer"}
+_AROUND_ROLES = {"navigation", "contentinfo", "search"}
+"""The page's own marks for what is around its content (HTML's ``<nav>``/``<footer>``, ARIA's
+landmark roles): never the main text, whatever trafilatura thinks. On a short help page yelp's
+licence footer is longer than the page, and trafilatura took the footer for the article."""
+_MAIN_ROLE = "main"
 
 
 @dataclass
@@ -254,6 +260,31 @@ def _container(root: Any, blocks: list[_Block], kept: list[bool]) -> Any:
         node = best
 
 
+def _around(element: Any) -> bool:
+    """The element sits in a part the page itself marks as around its content (`_AROUND_TAGS`)."""
+    return any(_tag(e) in _AROUND_TAGS or (e.get("role") or "").strip().lower() in _AROUND_ROLES
+               for e in (element, *element.iterancestors()))
+
+
+def _main(body: Any) -> Any:
+    """The page's own main landmark (``<main>`` or ``role="main"``), else the body."""
+    for element in body.iter():
+        if _tag(element) == "main" or (isinstance(element.tag, str)
+                                       and (element.get("role") or "").strip().lower() == _MAIN_ROLE):
+            return element
+    return body
+
+
+def _with_title(container: Any, blocks: list[_Block]) -> Any:
+    """The container widened to the page's first h1 when it lies outside: an article starts at its
+    title, and trafilatura now and then keeps only the part after the title's first paragraph."""
+    title = next((block.element for block in blocks if block.heading == 1), None)
+    if title is None or _inside(title, container):
+        return container
+    ancestors = set(title.iterancestors())
+    return next((a for a in container.iterancestors() if a in ancestors), container)
+
+
 def _inside(element: Any, container: Any) -> bool:
     return element is container or any(a is container for a in element.iterancestors())
 
@@ -360,8 +391,11 @@ def extract(html: str, url: str | None = None) -> HtmlExtraction:
         body = root
     data = _trafilatura(html, url)
     blocks = render_blocks(body)
+    around = [_around(block.element) for block in blocks]
+    if not all(around):  # a page that is nothing but its footer keeps it
+        blocks = [block for block, is_around in zip(blocks, around) if not is_around]
     kept = _kept_by(blocks, data.get("text") or "")
-    container = _container(body, blocks, kept) if any(kept) else body
+    container = _with_title(_container(body, blocks, kept), blocks) if any(kept) else _main(body)
     reference = _normal(data.get("text") or "")
     chosen = [block for block, is_kept in zip(blocks, kept)
               if _content(block, container) or (is_kept and _prose(block) and _normal(block.text) in reference)]
