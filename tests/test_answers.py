@@ -419,7 +419,7 @@ def test_a_refusal_stands_when_no_fragment_sentence_matches(store: str, user_id:
     assert not checked.fallback and checked.text == "В ваших документах об этом не сказано."
 
 
-def test_a_refusal_over_passing_fragments_shows_the_nearest_passage_as_the_nearest(
+def test_a_refusal_over_fragments_that_do_not_cover_the_question_stands_over_the_nearest_passage(
         store: str, local: ScriptedLLM, user_id: int, monkeypatch: pytest.MonkeyPatch) -> None:
     import nodes.answering.answer_check
 
@@ -427,11 +427,11 @@ def test_a_refusal_over_passing_fragments_shows_the_nearest_passage_as_the_neare
     # stays silent), yet the gate passed the fragments: the nearest passage is shown as such.
     monkeypatch.setattr(nodes.answering.answer_check, "REFUSAL_OVERRULE_COVERAGE", 1.01)
     index(user_id, "малина.pdf", RASPBERRY)
-    local.script(text("В ваших документах об этом не сказано."), text("В ваших документах об этом не сказано."))
+    local.script(text("В ваших документах об этом не сказано."), text("Осенью малину укрывают [1]."))
     answer = ask_chat("Как ухаживать за ремонтантной малиной осенью?", user_id)
     body, block = answer.text.partition("Информация взята из:")[::2]
-    again = local.requests[-1]
-    assert "так и скажи" in system_of(again) and "Ответ на вопрос есть" not in system_of(again)  # may refuse
+    # Not asked again: from the nearest passages alone the model answers whatever the question.
+    assert len(local.requests) == 1 and not answer.reasked and "укрывают" not in answer.text
     assert answer.gate_passed and answer.quoted
     assert body.startswith(NEAREST_LEAD) and "не сказано" not in body  # not «not said» above a quote
     assert f"«{RASPBERRY[2]}»" in body and re.search(r"малина\.pdf, с\. 3\b", block)

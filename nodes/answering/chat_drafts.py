@@ -152,7 +152,10 @@ def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], po
     A refusal over fragments a sentence of which `covers` the question is overruled anyway (the
     passages are then shown as the answer): the second draft is asked without the way out of a
     refusal (mode `passage`), so the fact is said in the answer's own words above its quote —
-    asked with it, the model refused again every time (sets Q and R: 5 of 5).
+    asked with it, the model refused again every time (sets Q and R: 5 of 5). A refusal over
+    fragments that do not cover the question stands: it is most often right, and asked again
+    from the nearest passages the model answered from them whatever the question (sets Q and R:
+    QU06, RU05, RU10 invented, one answer of 40 gained).
     """
     if not shown:
         return None
@@ -161,10 +164,12 @@ def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], po
     if not refused and not pipeline.failures(reply, question, shown, max_chars=settings.local_answer_max_chars,
                                              strict=settings.local_answer_strict):
         return None
+    answered = refused and covers(question, [f.text for f in shown])  # what `_refused` overrules
+    if refused and not answered:
+        return None
     quotes = select_quote(question, [f.text for f in shown])
     if not quotes:
         return None
-    answered = refused and covers(question, [f.text for f in shown])  # what `_refused` overrules
     system = {"role": "system", "content": local_system_prompt(policy, shown, facts=passage_facts(quotes, shown),
                                                                mode="passage" if answered else None)}
     try:
