@@ -170,7 +170,7 @@ class AnsweringSettings(BaseModel):
         description=("Words of a streamed local answer's opening, written from the best quoted passage before "
                      "the whole fragments are read (nodes/answering/opening.py); 0: one request. Off by "
                      "default: first words in ~4.7 s instead of ~16.5 s, but measured less often right "
-                     "(bench/README.md, «The answer's first words from one passage»)."),
+                     "(bench/README.md, «Offline answers end to end»)."),
     )
     local_answer_strict: bool = Field(
         default=True,
