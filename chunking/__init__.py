@@ -1,18 +1,11 @@
 """Text side of the ingestion chunker: paragraph + overlap chunks as exact
 character spans into the document, ready for late-chunking pooling.
 
-Public API:
-
-* :func:`chunk_text` / :func:`chunk_pages` - the chunker (:class:`Chunk`);
-* :func:`plan_regions` / :func:`chunk_regions` - the same chunker kept inside
-  pages and sections (:class:`Region`), each chunk carrying its heading path;
-* :func:`split_paragraphs` / :func:`split_sentences` - the splitters it is
-  built on (:class:`Span`);
-* :func:`join_pages` / :data:`PAGE_SEPARATOR` - the document text that
-  :func:`chunk_pages` offsets refer to;
-* :func:`late_chunk_embeddings` / :func:`naive_chunk_embeddings` - chunk
-  vectors from a sentence-transformers model passed in (late: pooled from the
-  whole document's token embeddings; naive: each chunk alone).
+Public API: :func:`chunk_text` / :func:`chunk_pages` (the chunker, :class:`Chunk`); :func:`plan_regions` /
+:func:`chunk_regions` (the same kept inside pages and sections, :class:`Region`, with heading paths);
+:func:`split_paragraphs` / :func:`split_sentences` (:class:`Span`); :func:`join_pages` /
+:data:`PAGE_SEPARATOR` (the text :func:`chunk_pages` offsets refer to); :func:`late_chunk_embeddings` /
+:func:`naive_chunk_embeddings` (chunk vectors from a sentence-transformers model passed in).
 """
 
 from .chunker import PAGE_SEPARATOR, Chunk, chunk_pages, chunk_text, join_pages

@@ -1,25 +1,11 @@
 """Paragraph + overlap chunking over character spans.
 
-Each chunk is later embedded by pooling the token embeddings of the *whole*
-document over the chunk's tokens (late chunking), so a chunk is first of all a
-character span ``[start, end)`` into the document text; a tokenizer's offset
-mapping turns it into a token span.
-
-Packing, in order of preference:
-
-1. whole paragraphs are packed into a chunk while it stays within
-   ``target_chars``;
-2. a paragraph that does not fit a fresh chunk is split at sentence
-   boundaries (Russian-aware, see :mod:`chunking.sentences`), and its
-   sentences continue filling the current chunk;
-3. a sentence longer than ``max_chars`` is cut at whitespace into pieces of
-   at most ``target_chars``; a sentence between the two stays whole, so no
-   chunk exceeds ``max_chars``.
-
-Every chunk after the first starts with trailing whole sentences of the
-previous chunk totalling at most ``overlap_chars`` (never a partial sentence,
-so never mid-word). The overlap gives way - oldest sentence first - when the
-chunk's own first paragraph or sentence would otherwise not fit.
+A chunk may be embedded by pooling the whole document's token embeddings over its tokens (late chunking),
+so it is first a character span ``[start, end)`` that a tokenizer's offset mapping turns into tokens.
+Whole paragraphs are packed while the chunk stays within ``target_chars``; a paragraph that does not fit
+is split at sentences (:mod:`chunking.sentences`); a sentence over ``max_chars`` is cut at whitespace, so
+no chunk exceeds ``max_chars``. Each chunk after the first starts with whole trailing sentences of the
+previous one, up to ``overlap_chars`` (never mid-word), which give way when its own start would not fit.
 """
 
 from __future__ import annotations

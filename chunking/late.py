@@ -1,42 +1,12 @@
 """Late chunking: chunk vectors pooled from the token embeddings of the whole document.
 
-A chunk embedded on its own (:func:`naive_chunk_embeddings`) only sees its own
-words, so "Она ..." or "Этот сорт ..." in a later paragraph lose the entity
-they refer to. Late chunking (Günther et al., 2024) runs the transformer once
-over the *whole* document and mean-pools each chunk's token span of the
-contextual token embeddings, then applies the model's modules after pooling
-(Dense, Dense, Normalize for EmbeddingGemma; Normalize for MiniLM). With a
-mean-pooling sentence-transformers model this is exact: one chunk covering the
-whole text reproduces ``model.encode(text, prompt=prompt)``.
-
-Token spans come from the fast tokenizer's offset mapping over
-``prompt + text`` (tokenised once): a chunk ``[start, end)`` (shifted by
-``len(prompt)``) takes every token whose character offsets overlap it, and at
-least one token.
-
-Documents longer than the model window use *long late chunking*: the text
-tokens are cut into macro windows of ``window_tokens`` (special tokens and the
-prompt included, each window is framed like a real input:
-``BOS + prompt + tokens + EOS``) overlapping by at least ``overlap_tokens``;
-every window runs separately and each token keeps the embedding from the
-window where it lies farthest from a window edge, i.e. overlaps are split at
-their midpoint, so no token is pooled twice.
-
-**Prompt tokens are inside each chunk's pool** (``pool_prompt=True``, the
-default). ``encode`` of a chunk alone pools over ``BOS + prompt + chunk + EOS``
-when the Pooling module has ``include_prompt=True`` (EmbeddingGemma), so every
-chunk's mean here also holds these *frame* tokens, taken from the window that
-holds the chunk's middle token (with ``include_prompt=False`` only the trailing
-special tokens, as sentence-transformers does). That keeps a chunk vector in
-the distribution the model was trained to produce, and makes a whole-text chunk
-reproduce ``encode`` exactly. The alternative - only the chunk's own tokens,
-which already carry the document context - was measured worse on a Russian
-coreference check (4 documents x 4 paragraphs, later paragraphs say "Этот сорт",
-"Она", "Этот город"; 12 queries, bf16 and fp32 alike): MRR naive 0.51, late
-with prompt tokens pooled 0.79 (7/12 at rank 1), late without 0.69 (5/12).
-``pool_prompt=False`` is kept for experiments.
-
-No settings and no global state here: the caller passes the model.
+A chunk embedded alone (:func:`naive_chunk_embeddings`) loses what "Она ..." or "Этот сорт ..." refers to.
+Late chunking (Günther et al., 2024) runs the transformer once over the whole document, mean-pools each
+chunk's token span (from the tokenizer's offset mapping) and applies the model's modules after pooling, so
+a chunk of the whole text reproduces ``model.encode``. A long document is cut into overlapping windows,
+each token kept from the window where it lies farthest from an edge. The prompt's frame tokens are pooled
+into every chunk (``pool_prompt=True``) as ``encode`` does, keeping vectors in the model's distribution.
+Figures: bench/README.md, «Late vs naive chunking» (bench.late_vs_naive).
 """
 
 from __future__ import annotations

@@ -1,18 +1,10 @@
 """Paragraph splitting with exact offsets.
 
-A paragraph is the unit the chunker prefers to keep whole, so this module
-decides where one ends:
-
-* a blank line (only whitespace between two newlines) always ends a
-  paragraph;
-* a single newline ends a paragraph only next to a *long* line - text where
-  each paragraph sits on one line (typical for DOCX/HTML exports). Hard-wrapped
-  prose (every line short) and one-sentence-per-line lists (short lines,
-  bullet/number markers) stay together, and a line starting with a lowercase
-  letter or a list marker continues the paragraph above it.
-
-The line helpers are shared with :mod:`chunking.sentences`, which uses the
-same signals to decide which line breaks inside a paragraph end a sentence.
+A paragraph is the unit the chunker prefers to keep whole. A blank line always ends one; a single newline
+ends one only next to a *long* line (one paragraph per line, as DOCX/HTML exports write), so hard-wrapped
+prose and one-item-per-line lists stay together, and a line starting with a lowercase letter or a list
+marker continues the paragraph above it. The line helpers are shared with :mod:`chunking.sentences`, which
+uses the same signals to decide which line breaks inside a paragraph end a sentence.
 """
 
 from __future__ import annotations

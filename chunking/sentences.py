@@ -1,22 +1,12 @@
 """Russian-aware sentence splitting with exact offsets.
 
-Sentence boundaries come from razdel's rule-based ``sentenize`` (it knows
-Russian abbreviations such as "т. е.", "г.", "им.", initials "А. С. Пушкин",
-decimals "3.5", direct speech and ellipses). Two things are added on top:
-
-* sentences never cross a paragraph (see :mod:`chunking.paragraphs`), and
-  inside a paragraph a line break ends a sentence before a list item, or
-  anywhere in text that is laid out one item per line - razdel itself treats
-  newlines as plain spaces and would glue "Телефон: 123\\nАдрес: ..." into
-  one sentence;
-* razdel's own driver loop rebuilds the current sentence string on every
-  delimiter it decides not to split at and then re-finds each sentence with
-  ``str.find``. That is quadratic on long runs without boundaries (a
-  200 000-character table of decimals takes seconds), so this module runs
-  razdel's splitter and rules itself, tracking offsets instead of strings.
-  The decisions are razdel's: the test suite checks the output is identical
-  to ``razdel.sentenize``. If razdel's internals ever change shape, the plain
-  ``razdel.sentenize`` is used instead.
+Boundaries come from razdel's rule-based ``sentenize``, which knows Russian abbreviations, initials,
+decimals, direct speech and ellipses. On top: sentences never cross a paragraph (:mod:`chunking.paragraphs`),
+and a line break ends one before a list item or in text laid out one item per line, where razdel would glue
+the lines. razdel's own driver loop is quadratic on long runs without boundaries, so its splitter and rules
+run here with offsets tracked; the tests check the output is identical to ``razdel.sentenize``, which is
+used instead if razdel's internals ever change shape.
+Speed: bench/README.md, «Benches with no figures here» (bench.chunking_speed).
 """
 
 from __future__ import annotations

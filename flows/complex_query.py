@@ -1,17 +1,11 @@
 """Execution engine for complex questions (seed 004): a validated plan run as a Prefect DAG.
 
-Each step is a task run named after it (`s1-search`, `c1-compare`, `final-synthesize`)
-inside this sub-flow, so ops see the plan and its timings in the UI. Steps whose
-dependencies are done run together: every layer of the plan is submitted at once
-and the engine waits for the layer. Results are kept by step id for the steps
-that follow. After each layer the plan may adapt — a search that found nothing
-gets one broader search (the user's own question) added, a summary or comparison
-with no material is skipped — for at most `planner_max_iterations` rounds, and
-every adapted plan is validated again (cycle detection included).
-
-Every model call is budgeted (seed 004's TokenBudgetManager): the step's fixed
-instructions are counted in the model's tokens, the materials are cut to the
-step's allocation, and the response reserve is the call's `max_tokens`.
+Each step is a task run named after it (`s1-search`, `final-synthesize`) inside this sub-flow, so ops see
+the plan and its timings in the UI. Steps whose dependencies are done run together, layer by layer. After
+each layer the plan may adapt — a search that found nothing gets one broader search, a summary or
+comparison with no material is skipped — for at most `planner_max_iterations` rounds, every adapted plan
+validated again. Every model call is budgeted (seed 004's TokenBudgetManager): the step's instructions are
+counted in the model's tokens, its materials cut to its allocation, the reserve is the call's `max_tokens`.
 """
 
 from __future__ import annotations

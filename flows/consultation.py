@@ -1,39 +1,12 @@
 """Consultation (seeds 000 and 002): culture detection, clarifying questions, three-tier answers.
 
-Each chat message of a deployment with a domain profile is one run of this flow.
-The state machine of seed 000 lives in `consultation_state` (one row per user),
-so a restarted bot or another worker continues a clarification where it stopped:
-
-- no state: a question outside the profile's domain gets its polite refusal, without retrieval or
-  a model; otherwise a new question (or an elliptical follow-up in the open topic, which keeps its
-  culture — a question of its own naming no crop opens a new topic and never inherits one);
-  CASE 1 culture unclear → the model answers without retrieval, and a clarifying
-  reply opens `waiting_clarification_answer`; CASE 2 general culture → the variety
-  question opens `waiting_variety_clarification`; CASE 3 → a grounded answer;
-- `waiting_variety_clarification`: the answer maps to a variety by the profile's rules,
-  otherwise the question is classified again; then a grounded answer;
-- `waiting_clarification_answer`: root question + answer are classified again, with
-  seed 000's three branches, and the stall guard ends a loop with the best general answer.
-
-Final answers are logged and queued for moderation in one transaction; clarifying
-and system questions never are. Every model answer is checked first
-(`nodes/answering/answer_check.py`): a degenerate draft — a loop, another language, a text about
-something else — is replaced by a quote of the knowledge base or a plain «нет ответа»,
-and is never queued for moderation. So is a draft that repeats the last reply or speaks of another
-intent than the question's (watering for feeding): the crop's own passage on the question's intent
-replaces it (`nodes/answering/consultation_intent.py`, the profile's words as a registry).
-
-A question whose culture is unclear is first searched in the general part of the
-library («общая информация»). When it has nothing, the small local model does not answer
-from general knowledge (that is where it wrote a looping list about human meals): the
-profile's clarifying question is asked without a model call.
-
-Retrieval and sources follow seed 002 with the corrections of `nodes.retrieval.unified_retrieve`
-(no other crop's approved pairs, the general culture beside the exact one, distance-first
-merge). The history in a prompt is the topic's own, and none when an approved pair
-matched. Only real answers reach the moderation queue (`queue_refusal`), without their
-source block; the stall guard's way out is an honest «не могу определить культуру» with
-the crops as buttons, never the same question again.
+Each chat message of a deployment with a domain profile is one run. Seed 000's state machine lives in
+`consultation_state`, one row per user, so a restarted bot or another worker continues a clarification. A
+question off the profile's domain gets its refusal without a model; an unclear culture is searched in the
+library's general part, and when that has nothing the clarifying question is asked without a model (the
+small model's general answers looped); a general culture gets the variety question, a clear one a grounded
+answer (`nodes.retrieval.unified_retrieve`). Every draft is checked (`answer_check`, `consultation_intent`)
+and a bad one replaced by the library's own passage; only real answers are queued for moderation.
 """
 
 from __future__ import annotations

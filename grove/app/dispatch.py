@@ -1,21 +1,12 @@
 """How an update reaches its flow: one turn per update, per-user lanes, recovery after a crash.
 
-A **turn** (`process`) is one update handled start to end: a run that Prefect records, one
-database transaction for everything it writes (the inbox mark included), and its replies
-delivered from the outbox after that transaction commits. The **dispatcher** runs turns in
-per-user lanes: one update of a user at a time, in the order Telegram sent them, different
-users in parallel. On start it first delivers replies a crash left unsent, then resumes the
-updates a crash left unfinished.
-
-Failures, as the user and ops see them:
-  * the store is down: the user hears so once, the run is Failed, and the turn is tried
-    again (same lane, so the user's later updates wait behind it) until the store is back;
-  * any other error: the user gets a short apology, the update is finished as failed with
-    the reason, and the run is Failed — it is not retried (it would fail the same way);
-  * the flow finished but could not do its job (the LLM gave up): the user got the flow's
-    own apology, the turn commits, and the run is Failed with the reason;
-  * an update whose turn was cut short `inbox.MAX_ATTEMPTS` times (it kept killing its
-    process) is given up with a message instead of being tried forever.
+A **turn** (`process`) is one update handled start to end: a run Prefect records, one transaction for all
+it writes (the inbox mark included), and its replies delivered from the outbox after commit. The
+**dispatcher** runs turns in per-user lanes — a user's updates one at a time and in order, users in
+parallel — and on start delivers the replies a crash left unsent, then resumes the updates it left
+unfinished. A store outage is retried in the lane until the store is back; any other error ends in a short
+apology and a Failed run, not retried; an update that kept killing its process is given up after
+`inbox.MAX_ATTEMPTS`.
 """
 
 from __future__ import annotations

@@ -1,21 +1,12 @@
 """Scale-out on Prefect: turns and indexing as background tasks run by task workers anywhere.
 
-With `GROVE_DISPATCH=prefect` the receiver (`grove up`) stores each update in the inbox as
-always, opens its user's lane (`grove.store.lanes`) and hands the lane to Prefect as a
-background task run (`task.delay`); every `grove work` process, on this machine or another,
-is a Prefect task worker serving the two lane tasks below, long-lived, in threads — no
-process per update. A lane task takes its user's items in order until none is left, so a
-user's updates run one at a time and in order whichever worker runs them, and a burst of one
-user's messages costs Prefect one task run. Each turn is still its own flow run, named as
-always and linked to its lane's task run.
-
-Prefect delivers; Postgres keeps. A Prefect outage delays the work (the lanes wait, their
-items are in the inbox), and a worker killed mid-turn loses nothing: its transaction rolls
-back, its lease on the lane runs out, and the sweeper (in the receiver and in every worker)
-hands the lane to Prefect again — the turn then runs once, on another worker.
-
-Parameters are a user id: Prefect keeps them in its task-scheduling storage, which on several
-machines must be shared (README, "Scale-out").
+With `GROVE_DISPATCH=prefect` the receiver stores each update in the inbox, opens its user's lane
+(`grove.store.lanes`) and hands the lane to Prefect as a background task run; every `grove work` process,
+on this machine or another, serves the lane tasks in threads. A lane task takes its user's items in order
+until none is left, so a user's updates stay in order and a burst costs Prefect one task run. Prefect
+delivers, Postgres keeps: an outage only delays the work, and a killed worker's turn rolls back and is
+handed to another worker by the sweeper. Several machines must share Prefect's task-scheduling storage
+(README, "Scale-out").
 """
 
 from __future__ import annotations

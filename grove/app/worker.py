@@ -1,15 +1,11 @@
 """`grove work`: the background worker — indexing jobs, away from the bot's answers.
 
-Why a separate process: embedding a document keeps both cores busy for minutes. In its own
-process, at a lower CPU priority (`grove up` starts it with `background_nice`), with its own
-copy of the embedding model, it never makes a user's question wait: the bot's query
-embeddings run at full priority, on a model nobody else holds. The same worker runs in a
-thread for tests and for a one-process deployment.
-
-A job is leased: the worker renews the lease every `HEARTBEAT_SECONDS`, which is also how it
-notices that Postgres went away — then it stops the job at the next batch, tells the user
-plainly, and the job runs again once the store is back (the lease runs out and any worker
-takes it). A job that kept failing that way `MAX_ATTEMPTS` times is given up with a message.
+Embedding a document keeps both cores busy for minutes, so it runs in a process of its own, at a lower CPU
+priority (`background_nice`) and with its own copy of the embedding model: a user's question never waits
+behind it. The same worker runs in a thread for tests and for a one-process deployment. A job is leased
+and the lease renewed every `HEARTBEAT_SECONDS`, which is also how the worker notices that Postgres went
+away: it stops at the next batch, tells the user, and the job runs again once the store is back. A job
+that kept failing so `MAX_ATTEMPTS` times is given up with a message.
 """
 
 from __future__ import annotations

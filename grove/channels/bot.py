@@ -1,14 +1,10 @@
 """The Telegram side: python-telegram-bot receives updates, the inbox keeps them, lanes run them.
 
-Handlers only translate a PTB `Update` into an `IncomingUpdate` and hand it to the
-dispatcher; all behaviour lives in the flows, so ops see every update as a run.
-
-Nothing acknowledged is lost: PTB puts every update it receives into its update queue
-before it acknowledges it — polling asks for the next offset only after the whole batch
-was queued, and the webhook answers 200 only after the queue took the update — so the
-queue used here stores each update in the inbox (Postgres) first. When the store is
-down, the put fails with a network error: polling backs off and fetches the same batch
-again, and the webhook answers 500 so Telegram retries.
+Handlers only translate a PTB `Update` into an `IncomingUpdate` and hand it to the dispatcher; all
+behaviour lives in the flows, so ops see every update as a run. Nothing acknowledged is lost: PTB queues
+every update before it acknowledges it (the next polling offset, the webhook's 200), and the queue used
+here stores each update in the inbox (Postgres) first. With the store down the put fails: polling fetches
+the same batch again and the webhook answers 500, so Telegram retries.
 """
 
 from __future__ import annotations

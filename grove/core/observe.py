@@ -1,22 +1,11 @@
 """`@task` and `@flow`: the stages of a run (`grove.core.runs`), spelled as Prefect spells them.
 
-A **run** is one unit of work — a Telegram update, an ingestion job, a CLI command. Its
-**stages** are the steps worth watching: functions decorated with :func:`task` (nodes) and
-nested :func:`flow` calls. Both decorators take Prefect's spelling (`name`, `retries`,
-`retry_delay_seconds`, `task_run_name`, `flow_run_name`, `.submit`, `.with_options`, `.fn`),
-so a node reads like a Prefect task.
-
-Why not Prefect's own engine in the message path: it makes several synchronous API calls
-per flow and task run (measured: 160 ms of CPU for an empty flow run, 520 ms with six
-trivial tasks, client and server together), so on two cores it caps the bot at a few
-answers a second, and an API error (a 503 from the server's SQLite under load) fails the
-user's turn. Here the work runs as plain Python; each run keeps its trace in memory and a
-background :class:`~grove.core.prefect_reporter.PrefectReporter` writes it to the Prefect API —
-flow run, task runs, artifacts, logs, final state — when the API answers. An outage delays
-the record, never the user.
-
-A run started inside a real Prefect flow run (a deployment started from the UI or by a
-worker) attaches its stages to that flow run instead of creating one.
+Both take Prefect's spelling (`name`, `retries`, `task_run_name`, `.submit`, `.with_options`, `.fn`, …),
+so a node reads like a Prefect task. Prefect's own engine stays out of the message path: its synchronous
+API calls per run would cap the bot at a few answers a second on two cores, and an API error would fail
+the user's turn. The work runs as plain Python; a background :class:`~grove.core.prefect_reporter.PrefectReporter`
+records it when the API answers, and a run inside a real Prefect flow run attaches its stages to it.
+Figures: bench/README.md, «What a recorded turn costs Prefect's server» (bench.prefect_record).
 """
 
 from __future__ import annotations

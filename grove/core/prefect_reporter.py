@@ -1,26 +1,12 @@
 """Writes grove's runs to the Prefect API in the background, so Prefect observes without blocking.
 
-A few daemon threads per process take runs that changed (`touch`) and bring their record in
-Prefect up to date. The record is written in as few calls as Prefect's API allows, because
-each write costs its server 12–22 ms of CPU (bench/prefect_record.py):
-
-* the flow run: created Running when the run is still in progress at its first sync (so
-  Prefect shows when it started), or directly in its final state when it already ended —
-  under a burst most turns do, and cost one call; its final message says when it really
-  ran and lists every stage with its time;
-* stages worth watching (slow, failed, retried) as task runs, sent as Prefect's own
-  task-run events in one batch: an event carries the stage's true start and end, which an
-  API call cannot; a stage still running when its run ends is closed as Crashed, so no
-  stage of a finished run is left Running;
-* artifacts on the flow run, logs of many runs in one call.
-
-When the API fails (connection refused, timeout, 5xx) the threads back off together and, once
-it has lasted `OUTAGE_SECONDS`, say so once per outage, not once per run; new runs do not cut
-the back-off short. The work
-itself never waits.
-
-On start the reporter marks Crashed the Running runs of grove processes on this host that
-no longer exist (their tag names host, pid and start time).
+A few daemon threads bring each changed run's record (`touch`) up to date in as few calls as the API
+allows, since every write costs the server CPU: a run that already ended is created in its final state in
+one call; stages worth watching (slow, failed, retried) go as Prefect's task-run events in one batch,
+which carry their true start and end; logs of many runs go in one call. When the API fails the threads
+back off together and say so once per outage (`OUTAGE_SECONDS`); the work never waits. On start, Running
+runs of grove processes on this host that no longer exist are marked Crashed.
+Figures: bench/README.md, «What a recorded turn costs Prefect's server» (bench.prefect_record).
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """Runs and their stages: what ops watch in Prefect, kept in the process first.
 
-A **run** is one unit of work — a Telegram update, an ingestion job, a CLI command. Its
-**stages** are the steps worth watching (the nodes' tasks and nested flows, see
-`grove.core.observe`). Each run keeps its trace in memory — stages with their times and states,
-artifacts, logs, the final state — and a background :class:`~grove.core.prefect_reporter.PrefectReporter`
-writes it to the Prefect API when the API answers. An outage delays the record, never the user.
-
-A run started inside a real Prefect flow run (a deployment started from the UI or by a worker)
-attaches its stages to that flow run instead of creating one. Deadlines (`deadline`,
-`time_left`) bound a turn's work.
+A **run** is one unit of work (a Telegram update, an ingestion job, a CLI command); its **stages** are the
+steps worth watching (`grove.core.observe`). Each run keeps its trace in memory — stages, artifacts, logs,
+the final state — and a background :class:`~grove.core.prefect_reporter.PrefectReporter` writes it to the
+Prefect API when the API answers, so an outage delays the record, never the user. A run started inside a
+real Prefect flow run attaches its stages to that run. Deadlines (`deadline`, `time_left`) bound a turn.
 """
 
 

@@ -1,23 +1,12 @@
 """Lanes: a user's work of one kind, run by one Prefect background task at a time (scale-out).
 
-With `GROVE_DISPATCH=prefect` the turns and the indexing jobs run on Prefect task workers on
-any number of machines. Prefect delivers the work; Postgres keeps it and its order. A **lane**
-is one user's work of one kind (`turns`: the user's updates in the inbox; `jobs`: their
-indexing jobs): while it is open, exactly one task run holds it, takes the user's next item
-until none is left, and closes it. So a user's updates run one at a time and in order, on
-whichever worker Prefect gave the lane to, and a burst of one user's messages costs Prefect
-one task run, not one per message.
-
-The receiver opens a lane after the item is stored (`open`); a worker `claim`s it with a
-lease it renews (`renew`); `close` ends it only when nothing of that kind is left, under the
-lane's row lock, so an item stored meanwhile is never stranded. A lane whose lease ran out
-(its worker died) or that no worker took (the task run was lost) is handed back by `stale`.
-
-Leases only decide when a lane is handed back; they cannot make it run once: a worker that is
-slow, not dead (a busy machine, a long pause), misses its renewal while its turn still runs.
-So a lane is also run under `exclusive`, a Postgres advisory lock held on a connection of its
-own: the worker that took a lane over waits until the slow one has finished its item, and a
-killed worker's lock goes with its connection.
+With `GROVE_DISPATCH=prefect` Prefect delivers the work; Postgres keeps it and its order. A **lane** is one
+user's `turns` or `jobs`: while it is open one task run holds it and takes the user's items until none is
+left, so they run one at a time and in order, and a burst costs Prefect one task run. The receiver `open`s
+a lane after storing the item, a worker `claim`s it with a lease it `renew`s, `close` ends it under the
+lane's row lock only when nothing is left, and `stale` hands back lanes whose worker died or never came.
+A lease cannot make a lane run once (a slow worker misses its renewal), so a lane also runs under
+`exclusive`, a Postgres advisory lock held on a connection of its own.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """The outbox: replies written with the turn that made them, delivered after it commits.
 
-Why: a turn's replies and its other writes (history, state, the inbox mark) commit in one
-transaction, so a crash either loses the whole turn (it is simply run again from the inbox)
-or keeps all of it (only delivery is left, and a reply marked sent is never sent again). The
-one window left is between Telegram accepting a message and the mark being written — a few
-milliseconds — where a crash would send that one message again on restart; every other
-crash point answers exactly once.
-
-Delivery holds an advisory lock on the row, so the bot and a worker process sweeping at the
-same time never send one reply twice, and records each piece of a long (split) reply as it
-goes.
+A turn's replies and its other writes (history, state, the inbox mark) commit in one transaction, so a
+crash either loses the whole turn (it runs again from the inbox) or keeps all of it (only delivery is
+left, and a reply marked sent is never sent again). Only a crash between Telegram accepting a message and
+the mark being written sends that one message twice. Delivery holds an advisory lock on the row, so the
+bot and a sweeping worker never send one reply twice, and records each piece of a split reply as it goes.
 """
 
 from __future__ import annotations

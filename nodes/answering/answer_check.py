@@ -1,21 +1,11 @@
 """What the user gets instead of a bad draft: degenerate drafts caught, citations checked.
 
-A 1.5B model on two cores writes, now and then, an answer no user accepts: a bare «[4]»,
-the same paragraph four times, English, a list about something else, the question
-repeated back. Such a draft is not shown. With fragments the user gets a short
-extractive answer — the fragment sentences that best match the question, quoted, with
-their source, and said to be only the nearest when none of them covers the question;
-without fragments an honest «не нашёл» instead of a made-up general answer.
-
-A draft that passes still has its citations checked against the fragments' text: a
-small model cites «[4]» under a sentence fragment 2 says, and the source block then
-names the wrong page. Each `[n]` is kept when fragment n supports its sentence (its
-content lemmas, weighted by rarity among the fragments), moved to the fragment that
-supports the sentence best when n does not, and dropped when none does. An answer
-without any `[n]` gets the sources its sentences are backed by — never "every fragment
-retrieved", which once put sources under nonsense.
-
-Every check is a named entry of `CHECKS`, so adding one is adding a function.
+A small local model now and then writes an answer no user accepts (a bare «[4]», a repeated paragraph,
+English, the question echoed back). Such a draft is not shown: the user gets the fragment sentences that
+best match the question, quoted with their source, or without fragments an honest «не нашёл». A draft
+that passes has its citations checked: each `[n]` is kept when fragment n's words back its sentence, moved
+to the fragment that backs it best, or dropped; an answer without any `[n]` gets only the sources its
+sentences are backed by. Every check is a named entry of `CHECKS`, so adding one is adding a function.
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """One answer pipeline for chat, consultation and a plan's synthesis: fit, draft, check, compose.
 
-The three differ in what they retrieve and how their prompt reads; what happens to the
-pieces they retrieve is the same and lives here once:
-
-1. **fit** — ranked pieces and the history into the model's window beside the fixed parts
-   (`nodes.answering.context_window`); when not even the first piece fits whole, it is cut to the room;
-2. **draft** — one completion, and one more when it repeats the last reply (the turn
-   policy's regeneration rule, with its signal in the new system prompt);
-3. **check** — the model's own source list dropped, the draft judged (`nodes.answering.answer_check`:
-   a degenerate draft becomes a quote of the pieces or an honest no-answer; citations are
-   checked against the pieces' words);
-4. **compose** — the checked text and the block naming the pieces that back it.
-
-Every piece is `Citable` (`nodes.retrieval.sources`): a chat `Fragment` and a consultation `Snippet`
-alike, so fitting, checking and the block do not care which flow retrieved it.
+The three differ in what they retrieve and how their prompt reads; what happens to the pieces is the same
+and lives here once: **fit** the ranked pieces and the history into the model's window
+(`nodes.answering.context_window`); **draft** one completion, and one more when it repeats the last reply;
+**check** it (`nodes.answering.answer_check`: a degenerate draft becomes a quote or an honest no-answer,
+citations are checked); **compose** the text with the block naming the pieces that back it. Every piece
+is `Citable` (`nodes.retrieval.sources`), so none of this cares which flow retrieved it.
 """
 
 from __future__ import annotations

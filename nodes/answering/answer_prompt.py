@@ -1,20 +1,12 @@
 """The one answer template (seed 003 §3.2): every answer in chat and consultation is built here.
 
-`prompts/answer.md` is filled with variables — role and situation, the rules (in the
-style the model needs), the tool rules when a tool is offered, the step's mode,
-collected and missing data, the turn's context signals, the bot's recent replies
-not to repeat, and the retrieved facts. There are no per-intent templates; what
-differs between turns is only the values.
-
-The order is the cache's: what every request of a deployment shares (role, rules) comes
-first, what differs per user or turn (situation, signals, facts) after, so the local
-server's prefix cache reuses the rules across turns, users and the two calls of a turn
-(bench/prefix_reuse.py counts the tokens it saves).
-
-The rules come in two styles (`styles` in answer_parts.yaml): `full` for capable models,
-`short` — a few plain rules, the turn's signals only when there are some, no quoted past
-replies — for the small local model, which follows a short prompt and drifts in a long
-one (bench/answer_eval.py compares them).
+`prompts/answer.md` is filled with variables (role, situation, rules, tool rules, mode, data, context
+signals, recent replies not to repeat, retrieved facts); there are no per-intent templates. The order is
+the prefix cache's: what every request shares (role, rules) comes first, what differs per user or turn
+after, so the local server reuses the rules across turns and users. The rules come in two styles (`styles`
+in answer_parts.yaml): `full` for capable models, `short` for the small local model, which follows a short
+prompt and drifts in a long one.
+Figures: bench/README.md, «Prompt tokens the local model reads» and «Offline answers end to end».
 """
 
 from __future__ import annotations

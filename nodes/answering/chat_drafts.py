@@ -1,14 +1,11 @@
 """A chat turn's drafts: what the model writes, local or remote, and how a local draft is checked.
 
-The small local model does not choose: when the user has documents, the question is searched and its
-fragments go to the model when the search gate passes (nodes/retrieval/search_gate.py). In the gate's
-near band the nearest passages are shown, said to be only the nearest, with no model answer; farther
-than that the model answers without fragments. A draft that refuses or fails the checks over fragments
-the gate passed is asked once more from the answering passages alone (`reasked`).
-
-A remote model is an agent with one tool, `rag-db-query`, called at most once per turn: after one
-search it is asked again without tools, and a query that is not a plausible search is replaced by the
-question. The search itself is handed in (`Search`): it is a flow of its own, run by the turn.
+The small local model does not choose: a user's question is searched and its fragments reach the model
+only when the search gate passes (nodes/retrieval/search_gate.py); in the gate's near band the nearest
+passages are shown with no model answer. A draft that refuses or fails the checks over fragments the gate
+passed is asked once more from the answering passages alone (`reasked`). A remote model is an agent with
+one tool, `rag-db-query`, called at most once per turn; a query that is no plausible search is replaced by
+the question. The search is handed in (`Search`): it is a flow of its own, run by the turn.
 """
 
 from __future__ import annotations

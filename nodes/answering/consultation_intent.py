@@ -1,20 +1,12 @@
 """What a consultation question asks about, and whether a draft answers that — the profile's words as a registry.
 
-The domain profile (`prompts/domains/<name>.yaml`) lists its intents — подкормка, полив, обрезка,
-защита, мульча, … — each with the words that name it, the words of an elliptical follow-up, and
-small talk. `IntentRegistry` reads those words once as lexical terms (a lemma's stem,
-`nodes.retrieval.lexical`: «подкармливают» and «подкармливать» are one term) and answers:
-
-- `asked`: the intents a question names (a follow-up naming none asks what its root asked);
-- `misses`: a draft in which another intent's words outweigh the asked one's missed the question —
-  a watering passage for «Как подкармливать?», «опрыскивать… соломой, перегноем или корой» for
-  «Чем опрыскивать кусты весной?» (issue 37, record 8);
-- `passage`: the fragments' own sentences on the asked intent, quoted — what replaces such a draft;
-- `elliptical`: «А в какое время лучше?» continues the topic; «Чем опрыскивать кусты весной?» is a new
-  question, and a new question naming no crop never inherits the previous topic's crop;
-- `off_domain`: «Как настроить роутер?» names no crop, no domain word, no intent, and has words of its own.
-
-No per-crop or per-intent code: a new intent or domain is a change to the profile's YAML.
+The domain profile (`prompts/domains/<name>.yaml`) lists its intents (подкормка, полив, обрезка, …) with
+the words that name each, the words of an elliptical follow-up, and small talk. `IntentRegistry` reads them
+once as lexical terms (`nodes.retrieval.lexical`) and answers `asked` (the intents a question names),
+`misses` (a draft where another intent's words outweigh the asked one's), `passage` (the fragments' own
+sentences on the asked intent, which replace such a draft), `elliptical` (a follow-up continues the topic;
+a new question naming no crop never inherits its crop) and `off_domain`. No per-crop or per-intent code:
+a new intent or domain is a change to the profile's YAML.
 """
 
 from __future__ import annotations

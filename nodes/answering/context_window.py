@@ -1,21 +1,11 @@
 """Fitting a chat request into the model's context window.
 
-Why: the offline default model has a 4,096-token context. Fifteen Q/A pairs of
-history with long answers, or ten retrieved fragments of ~1,000 characters,
-already fill it, and llama.cpp refuses a prompt that does not fit ("Requested
-tokens exceed context window"): without fitting, a user with a long history
-could no longer get any answer. So every request is fitted before it is sent:
-
-* the system rules and the question always stay — a question itself longer than
-  `QUESTION_SHARE` of the room is cut to it first (`fit_question`), and the user is told;
-* retrieved fragments come next, in rank order (the answer is grounded in them),
-  but leave history at least `HISTORY_SHARE` of the room when history needs it;
-* history fills what is left, newest Q/A pairs first, whole pairs only;
-* room is kept for the answer itself (`llm_max_tokens`).
-
-Tokens are counted with the model's vocabulary (`nodes.answering.token_budget`): exact
-for the local model, an estimate for a remote one, whose window is the setting
-`llm_context_tokens`.
+The offline model's window is small, and llama.cpp refuses a prompt that does not fit: without fitting, a
+user with a long history could no longer get any answer. So every request is fitted before it is sent: the
+rules and the question always stay (a question longer than `QUESTION_SHARE` of the room is cut to it,
+`fit_question`, and the user told); fragments come next in rank order, leaving history `HISTORY_SHARE` when
+it needs it; history fills the rest, newest whole pairs first; room is kept for the answer
+(`llm_max_tokens`). Tokens are counted with the model's vocabulary (`nodes.answering.token_budget`).
 """
 
 from __future__ import annotations

@@ -1,33 +1,12 @@
 """Chat completions with tool calling from any OpenAI-compatible endpoint, through httpx.
 
-OpenRouter (or any compatible URL) when an API key is set; otherwise the local
-llama-cpp-python server (0.3.36), started with the plain `chatml` template
-(`local_llm_chat_format`). Its `chatml-function-calling` template escapes every message as
-HTML: the model read `&#34;` and `&lt;Ctrl&gt;` in the documents and copied them into
-answers. grove asks the local model for no tool calls (the search gate decides,
-`nodes/retrieval/search_gate.py`), so nothing is lost. Known defects, handled here so flows
-speak one protocol:
-  1. with tools and tool_choice "auto" (the function-calling template), a plain-text answer
-     comes back empty: the caller asks again without tools (`flows/chat.py`, `remote_draft`);
-  2. `role: "tool"` messages are dropped by its template;
-  3. it rejects an assistant message whose `content` is null;
-  4. it reads the rendered template with special tokens: `<|im_end|>` inside a document would
-     end a turn.
-`adapt_for_llama_cpp` rewrites the conversation for 2, 3 and 4.
-
-Answers of the local model can also be asked as raw text (`complete_text`, `chatml`): the
-template is rendered here, so a reply can be continued from words already shown
-(`nodes/answering/opening.py`).
-
-Plain answers from the local server are streamed (`stream: true`). The server generates
-for one request at a time, and a non-streamed generation runs to its end even when the
-client has long given up: a consultation that timed out kept the single slot busy for
-649 s while its retries queued behind it. A streamed one stops at the next token once
-the connection is closed, which is what leaving `complete` on a timeout does. A timed-out
-local call is not retried either: the retry would redo the same work on the same CPU.
-A remote model's answer is streamed too when the turn has a draft up (Telegram's own
-draft in a private chat), so its words show as they come and «Стоп» closes its stream; a
-tool call it makes instead arrives in pieces and is put together (`_gather_tool_calls`).
+OpenRouter (or any compatible URL) when an API key is set, otherwise the local llama-cpp-python server with
+the plain `chatml` template: its function-calling template escapes the documents as HTML, and the local
+model is asked for no tool calls (the search gate decides). The server's known defects are handled here
+(`adapt_for_llama_cpp`), so flows speak one protocol. Answers are streamed: the server runs one generation
+at a time and a non-streamed one runs on after the client gave up, while a streamed one stops when the
+connection closes (a timeout, «Стоп»); a timed-out local call is not retried, as it would redo the work.
+Figures: bench/README.md, «Offline answers end to end» (bench.answer_eval).
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """How fast the local model reads a prompt and writes, measured where it runs.
 
-A fixed limit fits one machine: 300 s cut three of the first nine offline answers on a 2-core
-AVX2 box beside two busy processes, while on an idle one a hung server was waited for just as
-long. Each streamed answer is timed (first token after the prompt, then the pieces), the rates
-are kept as a moving average, and a call's limit is what its prompt and token cap need at the
-speed seen lately, with room to spare. A busy machine therefore gets longer limits, and an idle
-one shorter.
+A fixed time limit fits one machine: on a busy small box it cuts answers short, on an idle one it waits
+just as long for a hung server. So each streamed answer is timed (first token after the prompt, then the
+pieces), the rates are kept as a moving average, and a call's limit is what its prompt and token cap need
+at the speed seen lately, with room to spare: a busy machine gets longer limits, an idle one shorter.
+Figures: bench/README.md, «Offline answers end to end» (bench.answer_eval).
 """
 
 from __future__ import annotations

@@ -1,29 +1,12 @@
 """A local answer asked in two parts: its first words from a passage, the rest from the whole fragments.
 
-Why: on two cores the local model reads about 75–95 prompt tokens a second, and its first word
-waits for the whole prompt — four fragments are ~900–1,400 tokens, 13–18 s of a draft with no
-word of the model's. The passage that best answers the question (`nodes/answering/quote.py`,
-shown under the draft at once) is a tenth of that. So the answer is asked as two raw completions
-(`nodes/answering/llm.py` `chatml`) whose prompts share one beginning:
-
-1. the rules, the passage, the question → the model's first few words;
-2. the rules, the passage, then the whole fragments, the question, and the answer begun with
-   those words → the rest of it.
-
-The server's prefix cache keeps the rules and the passage of the first request, so the second
-reads only the fragments and the question. The opening is cut to its first few words, and never
-to the whole of what the model wrote: a whole first sentence written from the passage alone was,
-measured, often the whole answer (the model stopped right after it), and the fragments were read
-for nothing. Cut inside its sentence, the answer's substance is still written with the fragments
-in view.
-
-Measured (`bench/answer_eval.py --configs before,opening-3`, bench/README.md): the model's words
-at 4.7 s instead of 16.5 s, but 61 % of answers correct and cited instead of 69 % — begun from one
-passage, the model tends to continue that passage rather than answer. So it is off by default
-(`GROVE_LOCAL_ANSWER_OPENING=0`), a choice for a deployment that prefers the sooner words.
-
-An opening that refuses («в документах об этом не сказано») was written from one passage, which
-may have missed what a whole fragment holds: it is dropped, and the answer is asked from its start.
+The local model's first word waits for the whole prompt, and the fragments take seconds to read; the
+passage that best answers the question (`nodes/answering/quote.py`) is a fraction of that. So two raw
+completions share one beginning: the rules, the passage and the question give a few first words (no more,
+so the substance is written with the fragments in view); the prefix cache then reads only the fragments.
+An opening that refuses is dropped. Begun from one passage, the model tends to continue it rather than
+answer, so this is off by default (`GROVE_LOCAL_ANSWER_OPENING=0`), for a deployment wanting sooner words.
+Figures: bench/README.md, «Offline answers end to end» (bench.answer_eval).
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """Which sentences of the retrieved fragments to quote: the passage that answers the question.
 
-A small local model often says the right thing imprecisely, or the wrong thing fluently,
-while the fragment it was shown holds the answer word for word. So a local answer ends with
-a short quote from the fragment that backs it, and a draft that fails the answer checks is
-replaced by quotes alone (nodes/answering/answer_check.py). Choosing the quote is choosing sentences;
-each way of choosing is a named entry of `SELECTORS`, measured by bench/quote_eval.py (does the
-quote hold the answer, and is it taken from a fragment that does).
-
-The first evidence is lexical (nodes/retrieval/lexical.py): the question's content lemmas, and when there
-is a draft answer its lemmas too — a paraphrase keeps the rare words that matter (a command, a
-number, a menu item), so the sentence the model drew on shares them. Words miss what a user
-says differently from the manual («горячая клавиша» for «клавиша быстрого доступа», «ровный
-круг» for «делает выделение круглым»), so the `meaning` selector then re-orders the best few
-by the embedding similarity of each sentence, read with its neighbours, to the question, and
-quotes the best passage of two fragments: bench/quote_eval.py measured both steps.
+A small local model often says the right thing imprecisely while the fragment it was shown holds it word
+for word, so a local answer ends with a short quote from the fragment that backs it, and a draft that fails
+the checks is replaced by quotes alone (nodes/answering/answer_check.py). Each way of choosing is a named
+entry of `SELECTORS`. The first evidence is lexical: the content lemmas of the question and of the draft
+(nodes/retrieval/lexical.py). Words miss what a user says differently from the manual, so the `meaning`
+selector re-orders the best few sentences by embedding similarity to the question.
+Figures: bench/README.md, «Which passage to quote» (bench.quote_eval).
 """
 
 from __future__ import annotations

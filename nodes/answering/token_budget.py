@@ -1,11 +1,10 @@
 """Token counting and the per-step token budget of a plan (seed 004 "Управление токенами").
 
-Tokens are counted with the vocabulary of the model in use: the local GGUF
-model's own tokenizer (loaded vocabulary-only, ~0.4 s and ~90 MB, once per
-process). A remote model's tokenizer is not available offline; the local
-vocabulary then stands in as an estimate (`GROVE_LLM_TOKENIZER` may name the
-remote model's GGUF to make it exact), and each LLM response's `usage` is kept
-so the real figure can be compared.
+Tokens are counted with the vocabulary of the model in use: the local GGUF model's own tokenizer, loaded
+vocabulary-only, once per process. A remote model's tokenizer is not available offline; the local
+vocabulary then stands in as an estimate (`GROVE_LLM_TOKENIZER` may name the remote model's GGUF to make it
+exact), and each LLM response's `usage` is kept so the real figure can be compared.
+Figures: bench/README.md, «Chat turn without the LLM» (bench.chat_latency).
 """
 
 from __future__ import annotations

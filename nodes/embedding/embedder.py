@@ -1,18 +1,11 @@
 """Embedding node: the sentence-transformers model (EmbeddingGemma by default), loaded once per process.
 
-:func:`get_embedder` returns a process-wide :class:`Embedder`, loaded lazily on
-first use and shared by every thread; it is keyed by the model settings
-(``embedding_model``, ``embedding_runtime``, ``embedding_device``, ``embedding_dtype``,
-``embedding_max_tokens``), so a changed setting (after ``reset_settings()``) loads the new model
-once. Sentence vectors come from the configured runtime (`nodes.embedding.embedding_runtime`: PyTorch or
-ONNX Runtime); token embeddings per window (late chunking, late interaction) from the PyTorch
-model, loaded on first need. The
-other knobs - prompts, chunking mode, window sizes, batch size - are read from
-the settings at call time.
-
-The Prefect tasks at the bottom (``embed-chunks``, ``embed-query``,
-``embed-documents``) wrap the heavy calls and return plain lists so their
-results serialise.
+:func:`get_embedder` returns a process-wide :class:`Embedder`, loaded lazily and shared by every thread,
+keyed by the model settings, so a changed setting (after ``reset_settings()``) loads the new model once.
+Sentence vectors come from the configured runtime (`nodes.embedding.embedding_runtime`); token embeddings
+per window (late chunking, late interaction) from the PyTorch model, loaded on first need. The other knobs
+are read from the settings at call time. The Prefect tasks at the bottom (``embed-chunks``,
+``embed-query``, ``embed-documents``) wrap the heavy calls and return plain lists so their results serialise.
 """
 
 from __future__ import annotations

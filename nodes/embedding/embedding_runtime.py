@@ -1,19 +1,11 @@
 """Embedding runtimes: which engine turns prompted texts into sentence vectors, on which device.
 
-A runtime is anything with the small :class:`EncoderRuntime` shape; :data:`RUNTIMES` maps the
-setting ``embedding_runtime`` to a loader, so another engine is one function registered here.
-
-Which runtime serves which path:
-
-* sentence vectors (chunks in the default naive chunking, queries, saved Q&A pairs) — the
-  configured runtime;
-* token embeddings per window (late chunking; the late-interaction bench) — always the
-  PyTorch model, loaded on first need (`nodes.embedding.embedder.Embedder.model`).
-
-The default, ``onnx-auto``, runs the int8 export that keeps the fp32 export's vectors on this CPU
-(`nodes/embedding/int8_verdict.py`: int8 weights saturate ONNX Runtime's kernels on CPUs without
-VNNI), or the fp32 export when none does; the int8 speed-up was measured by
-`bench/embedding_runtime.py` and the int8 kinds by `bench/int8_probe.py` (figures in bench/README.md).
+A runtime is anything with the small :class:`EncoderRuntime` shape; :data:`RUNTIMES` maps the setting
+``embedding_runtime`` to a loader, so another engine is one function registered here. Sentence vectors
+(chunks, queries, saved Q&A pairs) come from the configured runtime; token embeddings per window (late
+chunking) always from the PyTorch model. The default, ``onnx-auto``, runs the int8 export that keeps the
+fp32 export's vectors on this CPU (`nodes/embedding/int8_verdict.py`), or the fp32 export when none does.
+Figures: bench/README.md, «Embedding runtimes» and «int8 on CPUs without VNNI».
 """
 
 from __future__ import annotations

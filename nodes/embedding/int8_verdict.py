@@ -1,18 +1,12 @@
 """Which int8 export this CPU may run: each kind checked against the fp32 export where it runs.
 
-Why: ONNX Runtime's dynamically quantised MatMul multiplies uint8 activations by int8 weights. On
-a CPU with VNNI (AVX-512 VNNI or AVX-VNNI) the products are summed in int32; on an AVX2-only CPU
-the kernel uses ``vpmaddubsw``, which adds each pair of products in int16 and saturates. The
-same EmbeddingGemma export that keeps cosine ≈ 0.996 to fp32 on a VNNI CPU drifts to a query at
-0.80 on an AVX2-only AMD EPYC (bench/int8_probe.py, bench/README.md). 7-bit weights
-(``reduce_range``) or uint8 weights (U8U8, summed in int32) do not saturate.
-
-So the runtime ``onnx-auto`` (the default) runs the first kind of
-`nodes.embedding.onnx_export.QUANTISATIONS` that passes :data:`GATE` on the frozen probe
-(`nodes/embedding/probe.py`) against the fp32 export, and the fp32 export when none passes. The
-verdict is computed once per machine — at `make models`, or on first use — and cached beside the
-export in ``int8_verdict.json``, keyed by the export's fingerprint, the probe, the gate, the ONNX
-Runtime version and the CPU's flags: a model, probe, gate, runtime or CPU change is judged again.
+ONNX Runtime's quantised MatMul multiplies uint8 activations by int8 weights: with VNNI the products are
+summed in int32, but an AVX2-only CPU (``vpmaddubsw``) adds pairs of them in int16 and saturates, and the
+vectors drift; 7-bit weights (``reduce_range``) or uint8 weights do not saturate. So ``onnx-auto`` runs the
+first kind of `nodes.embedding.onnx_export.QUANTISATIONS` that passes :data:`GATE` on the frozen probe
+(`nodes/embedding/probe.py`), else the fp32 export. The verdict is made once per machine and cached in
+``int8_verdict.json``, keyed by the export, probe, gate, ONNX Runtime and CPU flags: any change is judged again.
+Figures: bench/README.md, «int8 on CPUs without VNNI» (bench.int8_probe).
 """
 
 from __future__ import annotations

@@ -1,16 +1,12 @@
 """The embedding model exported to ONNX and run by ONNX Runtime, in fp32 or with int8 linear layers.
 
-Why: on this 2-core CPU the same EmbeddingGemma vectors come about twice as fast from ONNX Runtime
-with dynamically quantised int8 linear layers as from PyTorch, with retrieval quality kept
-(`bench/embedding_runtime.py`, `bench/README.md`). The export is made once per model, from the
-sentence-transformers folder itself, so any model a user names works the same way: what it
-holds and how it is built is `nodes/embedding/onnx_export.py`; here it is cached (``<model>/onnx``, made
-again when the model or the layout changes) and run — one session run per batch, the sentence
-vectors read from the graph's ``sentence_embedding`` output.
-
-`make models` exports the bundled model; any other is exported on first use (about two minutes on
-2 cores, logged). Token embeddings per window — late chunking, late interaction — still come from
-PyTorch (`nodes.embedding.embedding_runtime`).
+On a small CPU, ONNX Runtime with int8 linear layers gives the same model's vectors markedly sooner than
+PyTorch, with retrieval quality kept. The export is made from the sentence-transformers folder itself, so
+any model a user names works the same way (what it holds: `nodes/embedding/onnx_export.py`); here it is
+cached (``<model>/onnx``, made again when the model or the layout changes) and run, one session run per
+batch. `make models` exports the bundled model; any other is exported on first use. Token embeddings per
+window still come from PyTorch (`nodes.embedding.embedding_runtime`).
+Figures: bench/README.md, «Embedding runtimes» (bench.embedding_runtime).
 """
 
 from __future__ import annotations

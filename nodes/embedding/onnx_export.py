@@ -1,32 +1,12 @@
 """How an embedding model becomes an ONNX export: the files, the int8 weights, the head as nodes.
 
-An export folder holds:
-
-* ``model.onnx`` — the transformer (``input_ids``, ``attention_mask`` → ``token_embeddings``),
-  exported by ``torch.onnx.export`` (the dynamo exporter: transformers' mask functions do not trace
-  with the old one), then the mean pooling, the Dense layers and the normalisation appended as
-  nodes (→ ``sentence_embedding``);
-* ``model_int8.onnx`` — the same graph with every linear weight of the transformer in int8 (per
-  channel), quantised from ``model.onnx`` after the rewrites and the head, the head excluded. The
-  inputs of the MLP's down projections carry outliers that per-tensor activation
-  quantisation cannot hold (quantised as they are, the vectors drift: cosine to fp32 0.979 on
-  average), so a gated MLP (``gate_proj``, ``up_proj``, ``down_proj``, as Gemma's) is smoothed
-  first: each channel of the down projection's input is divided by
-  ``s = peak(x)^α / peak(w)^(1−α)`` and its weight column multiplied by it — folded into ``up_proj``'s
-  output rows, so the fp32 model computes the same function (SmoothQuant; peaks measured on
-  `nodes/embedding/calibration.py`). A model without such an MLP keeps its down projections in fp32.
-  The head stays fp32;
-* the other int8 kinds of :data:`QUANTISATIONS` (7-bit weights, or uint8 weights), made from
-  ``model.onnx`` the same way when a CPU needs them (`nodes/embedding/int8_verdict.py`): int8 weights
-  saturate ONNX Runtime's kernels on CPUs without VNNI;
-* in all of them, the norms, rotary embeddings and grouped attention rewritten as fewer, larger nodes
-  computing the same function (`nodes/embedding/onnx_rewrites.py`);
-* ``export.json`` — what the export was made from;
-* ``tokenizer/`` — the model's tokenizer, so the runtime never loads the PyTorch model.
-
-The head is in the graph, not in numpy, because a numpy matmul right after a session run
-fights ONNX Runtime's still-spinning threads for the two cores: a query took 60 ms that way
-and 22 ms with one session run (`bench/embedding_runtime.py`).
+An export folder holds ``model.onnx`` (the transformer by torch's dynamo exporter, then pooling, Dense
+layers and normalisation as nodes), the int8 kinds of :data:`QUANTISATIONS` made from it, ``export.json``
+and ``tokenizer/``, so the runtime never loads PyTorch. A gated MLP's down projections take outliers that
+per-tensor quantisation cannot hold, so it is first smoothed into the same fp32 function (SmoothQuant,
+peaks from `nodes/embedding/calibration.py`); nodes are fused by `nodes/embedding/onnx_rewrites.py`. The
+head is in the graph because a numpy matmul after a session run fights ONNX Runtime's spinning threads.
+Figures: bench/README.md, «Embedding runtimes» (bench.embedding_runtime).
 """
 
 from __future__ import annotations

@@ -1,25 +1,12 @@
 """Rewrites of an exported encoder graph that compute the same function with fewer, larger nodes.
 
-torch's dynamo exporter writes every PyTorch operation as its own small ONNX node, and ONNX
-Runtime's load-time fusions do not match what it writes for EmbeddingGemma. On two cores a ~25-token
-query's time goes to running nodes more than to arithmetic, and a passage batch pays for every
-elementwise pass over its activations (`bench/embedding_runtime.py`). Three rewrites:
-
-* **norms** — each RMSNorm's seven elementwise nodes (Pow, ReduceMean, Add, Sqrt, Reciprocal, Mul,
-  Mul) become one ``SimplifiedLayerNormalization`` (ONNX Runtime's own fusion pass, which does not
-  fire at load time because the chain ends in Reciprocal, not Div);
-* **rotary** — each rotary embedding (Mul by cos, two Slices, Neg, Concat, Mul by sin, Add) becomes
-  one ``RotaryEmbedding`` reading cos/sin tables made from the model's own inverse frequencies;
-* **grouped attention** — a model with fewer key/value heads than query heads (EmbeddingGemma: 3
-  and 1) was exported with the keys and values expanded to every query head, the keys transposed
-  through three nodes, both sides scaled, and softmax guarded against NaN rows. The query heads of
-  one key head are instead stacked into one matrix ([B, kv, heads/kv · S, H]), so each product is
-  one larger FusedMatMul (scale and transpose inside) against the unexpanded keys and values. The
-  NaN guard goes too: the mask it protects is filled with a finite number (checked), so no row of
-  the softmax can be all −∞.
-
-Every rewrite checks its whole pattern before it touches a node and leaves anything else as it was:
-another architecture's graph passes through unchanged.
+torch's dynamo exporter writes every operation as its own small node, and ONNX Runtime's load-time fusions
+miss what it writes for EmbeddingGemma: on two cores a short query's time goes to running nodes more than
+to arithmetic. Three rewrites: each RMSNorm's elementwise chain becomes one ``SimplifiedLayerNormalization``;
+each rotary embedding one ``RotaryEmbedding``; grouped attention stacks the query heads of a key head into
+one FusedMatMul against the unexpanded keys and values, with a finite mask instead of the NaN guard. Every
+rewrite checks its whole pattern first, so another architecture's graph passes through unchanged.
+Figures: bench/README.md, «Embedding runtimes» (bench.embedding_runtime).
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """Fetch a web page and pull out its main text (the "База" link branch).
 
-Safety first: links come from strangers, so every request — the first one and
-every redirect hop — goes through the SSRF guard (`nodes.ingestion.web.guard`), and the
-download (`nodes.ingestion.web.download`) connects to exactly the address it vetted, follows
-redirects by hand and caps the body. The text is then extracted by
-`nodes.ingestion.html_text` (trafilatura finds the main content, our own pass renders it
-with every inline element, list and heading).
-
-Failures are of two kinds: `IngestError` (the link is no good: 4xx, refused
-address, not a page, nothing to extract) and `TransientFetchError` (timeouts,
-connection errors, 5xx, 429) which the Prefect task retries. After the last
-retry the caller turns whatever was raised into a Russian message with
-`user_message_for(exc)` (or an `IngestError` with `as_ingest_error(exc)`).
+Links come from strangers, so every request — the first and every redirect hop — passes the SSRF guard
+(`nodes.ingestion.web.guard`), and the download (`nodes.ingestion.web.download`) connects to exactly the
+address it vetted, follows redirects by hand and caps the body; `nodes.ingestion.html_text` extracts the
+text. Failures are `IngestError` (the link is no good) or `TransientFetchError` (timeouts, connection
+errors, 5xx, 429), which the Prefect task retries; after the last retry the caller turns what was raised
+into a Russian message (`user_message_for`, or an `IngestError` with `as_ingest_error`).
 """
 
 from __future__ import annotations

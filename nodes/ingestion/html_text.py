@@ -1,30 +1,12 @@
 """HTML to text as a reader sees it: one path for web pages and local HTML files.
 
-trafilatura is good at telling an article from the page around it (menus,
-sidebars, comments), but it renders the text itself lossily: it drops inline
-elements whose class looks like boilerplate (the GIMP manual's
-``<span class="guimenu">Инструменты</span> → …`` became «→ → ,»), figure
-captions, some headings, and now and then a whole list after its lead-in line.
-Measured on the 25 pages of the GIMP manual used by ``bench/sets`` (share of
-the page's visible sentences found in the extracted text,
-``bench/html_extraction.py``), trafilatura alone keeps about 0.77–0.79 of them
-whatever its settings.
-
-So the two jobs are split:
-
-1. **where is the content** — trafilatura decides. Its text is used only to mark
-   which of *our* blocks it kept; the main container is the deepest element
-   holding at least ``CONTAINER_SHARE`` of the kept text;
-2. **what the content says** — our own pass over the DOM inside that container
-   renders every block with all of its inline text (``<code><em>…</em></code>``,
-   menu names, keys), lists as ``- item`` lines right after their lead-in,
-   table rows as ``cell | cell``, ``<pre>`` verbatim, and records h1–h6 as
-   section spans with their heading path.
-
-The text is every block trafilatura kept plus every other block of the main
-container, except blocks that are nothing but links (navigation) — unless they
-are the items of a list introduced by a lead-in line. When trafilatura finds
-nothing the whole body is rendered the same way.
+trafilatura tells an article from the page around it well, but renders the text lossily: it drops inline
+elements whose class looks like boilerplate (menu names), figure captions, some headings and lists. So
+trafilatura only decides **where** the content is (the deepest element holding ``CONTAINER_SHARE`` of the
+text it kept), and our own pass over that container renders **what** it says: every inline element, lists
+after their lead-in, table rows, ``<pre>``, h1–h6 as section spans. The page's landmarks and link-only
+blocks (navigation, unless a list's items) are left out; with nothing found, the whole body is rendered.
+Figures: bench/README.md, «HTML extraction» (bench.html_extraction).
 """
 
 from __future__ import annotations

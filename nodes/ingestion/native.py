@@ -1,26 +1,12 @@
 """One lock per native parser that must never be entered from two threads at once.
 
-The ingestion branches of one message run side by side in threads (`flows.ingest`), and
-parsing is where they meet native code that is not safe under that:
-
-* **libxml2** (lxml; trafilatura, python-docx, the zipped XML formats, FB2, EPUB, HTML). Concurrent
-  `trafilatura.extract()` aborts the process now and then with SIGSEGV or glibc's «double free or
-  corruption» (trafilatura issues #840 and #925, still open on 2.2.0 with lxml 6.1); a grove ingest
-  of 11 links died so in 1 of 2 runs. changedetection.io holds one lock around all of its libxml
-  parsing for the same reason (PR #4325). In the stress of `tests/support/extraction_stress.py`
-  the native crash did not recur in 71 unlocked runs, but 5 of them failed pages with a
-  half-imported dateparser (two threads importing it at once); none under the lock
-  (bench/README.md).
-* **PDFium** (pypdfium2): «not allowed to call pdfium functions simultaneously across different
-  threads, not even with different documents» (pypdfium2's documentation). Without this lock the
-  stress over 18 PDFs killed the process in 14 of 20 runs (SIGSEGV, SIGTRAP); with it, in none.
-
-Holding a lock for a whole parse costs little: extraction is milliseconds to seconds a document,
-embedding the chunks afterwards takes 99 % of an ingest, and it runs outside these locks. The locks
-are re-entrant, so a parser that calls another under the same lock (an HTML file through
-`html_text.extract`) does not deadlock. What a locked parse builds (trees, PDFium handles) must be
-freed before the lock is let go: parse inside a function whose locals die with it, and close
-PDFium objects explicitly.
+The ingestion branches of one message run in threads (`flows.ingest`) and meet, in parsing, native code
+unsafe under that: **libxml2** (lxml; trafilatura, python-docx, the zipped XML formats, FB2, EPUB, HTML),
+whose concurrent use now and then aborts the process (trafilatura issues #840, #925), and **PDFium**
+(pypdfium2), which forbids calls from two threads even on different documents. A lock per parse costs
+little: embedding, outside the locks, is nearly all of an ingest. The locks are re-entrant; what a locked
+parse builds is freed before the lock is let go (parse inside a function, close PDFium objects explicitly).
+Figures: bench/README.md, «PDF text layer and extraction loss» (tests.support.extraction_stress).
 """
 
 from __future__ import annotations

@@ -1,29 +1,12 @@
 """Transcription node: voice messages, audio files and videos become timed text (Whisper).
 
 Decoding lives in `nodes.ingestion.media.audio`, the transcript's layout in `nodes.ingestion.media.transcript`;
-this node holds the model, the language choice and the run over the windows.
-
-Pipeline, for one file:
-
-1. `probe_media` opens the container with PyAV (no decoding): duration, streams, codecs.
-   No audio stream, an unreadable file or a too long recording fail early with an
-   `IngestError` whose Russian message is shown to the user.
-2. `iter_audio_windows` decodes the audio stream frame by frame and resamples it
-   incrementally (`av.AudioResampler`) to 16 kHz mono float32, yielding windows of
-   about `window_seconds`. Only one window (plus the decoder's own small buffers) is
-   ever held, so a two-hour file costs as much memory as a ten-minute one. Each window
-   is cut at the quietest 0.5 s of its last ~10 s, so words are rarely split; an
-   optional overlap is de-duplicated by time in `transcribe_media`.
-3. `transcribe_media` runs faster-whisper on each window (VAD on, no conditioning on
-   previous text), detects the language once, on the first window that contains
-   speech (Russian first-class, see `choose_language`), shifts the segment times by the
-   window offset, and returns an `ExtractedDocument` whose `text` is the rendering of
-   `transcript_with_timestamps` and whose `segments` keep every timed piece.
-
-Mapping chunks back to time: `render_transcript(segments)` is deterministic and returns
-the text plus one `SegmentSpan(char_start, char_end, start, end)` per segment, so a
-caller that chunks `doc.text` gets the media time of a chunk with
-`segment_times_for_span(render_transcript(doc.segments).spans, chunk.start, chunk.end)`.
+this node holds the model, the language choice and the run over the windows. `probe_media` checks the
+container first, so a file without audio or too long fails early with a Russian `IngestError`;
+`iter_audio_windows` holds one window at a time, cut at a quiet moment, so memory does not grow with the
+file; `transcribe_media` runs faster-whisper on each window (VAD on), detects the language once on the
+first window with speech (`choose_language`) and returns an `ExtractedDocument` whose `segments` keep every
+timed piece. `render_transcript` and `segment_times_for_span` map a chunk of the text back to media time.
 """
 
 from __future__ import annotations

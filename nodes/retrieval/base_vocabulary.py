@@ -1,29 +1,12 @@
 """The things a question names that the user's base never mentions.
 
-A question the documents do not answer is, most often, about something they never name: a
-format («SVG»), a tool («Homebrew», «Docker»), a feature («панорама», «макрос»). The nearest
-fragments are then still close — same program, same words around it — so their distance alone
-does not tell such a question from one the base answers (bench/answerability.py measured both).
-What does is whether the base holds the thing's name at all. Nouns and Latin tokens name
-things; a verb or an adjective the manual does not use is usually the user's own wording
-(«ровный круг», «кликнул») of something it says otherwise, so only nouns and Latin tokens are
-looked up. A hyphenated compound («Docker-контейнер») is looked up by its parts.
-
-The lookup runs in Postgres over the user's active chunks, with the stored full-text vectors
-(their GIN indexes): a Russian word as the `russian` configuration stems it, a Latin token as
-the `simple` configuration keeps it. Postgres' parser keeps a file path whole
-(«/etc/manpath.config» is one lexeme), so a Latin word the vectors miss is looked for once more in
-the chunks' text as a word between separators (`_IN_TEXT`): «etc» is in «/etc/manpath.config».
-A Russian noun the vectors miss is looked for once more by the start of its root (`root_start`)
-among the words as written: the user's «тонганцы», «анутанцы», «озвучивание» are the documents'
-«тонганских», «Анута», «озвучиванием» by another suffix, which Snowball does not strip.
-
-An everyday noun is a weaker sign than a rare one. A user names in plain words («партия»,
-«кусок», «кольцо») what a manual calls otherwise («игра», «фрагмент», «эллипс»), but a thing a
-manual would have to name is seldom among the commonest words of the language («гибернация»,
-«макрос», «Homebrew»). `everyday` says which is which by the word's frequency in general Russian
-(wordfreq's Zipf scale: 3 is once per million words); the gate decides what that is worth
-(nodes/retrieval/search_gate.py).
+A question the documents do not answer is most often about something they never name (a format, a tool, a
+feature), while its nearest fragments stay close: distance alone does not tell it apart, whether the base
+holds the thing's name does. Nouns and Latin tokens are looked up (a verb or adjective is usually the user's
+own wording) in the full-text vectors of the user's active chunks, then in the text for a Latin word and by
+its root's start for a Russian noun. `everyday` marks a common word, a weaker sign, by its frequency in
+general Russian (wordfreq's Zipf scale); the gate weighs it (nodes/retrieval/search_gate.py).
+Figures: bench/README.md, «Does the base answer the question?» (bench.answerability).
 """
 
 from __future__ import annotations

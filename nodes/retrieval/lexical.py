@@ -1,15 +1,11 @@
 """Word-level evidence between texts: which content words (lemmas) of one text another contains.
 
-The answer checks need to know whether a sentence of an answer is backed by a fragment,
-whether an answer has anything to do with the question, and which fragment sentences
-answer a question. Embeddings would blur exactly what matters here (a number, a key, a
-command), and a small model's paraphrase keeps most of the source's words, so the
-evidence is lexical: content words as pymorphy3 lemmas cut to their Snowball stems
-("малину" and "малина", "часто" and "частый" match; prepositions, pronouns, question words
-and auxiliary verbs carry no evidence), Latin tokens and numbers as written.
-
-Terms are weighted by rarity among the texts compared (`Weights`): a word every retrieved
-fragment shares with the question says nothing about which fragment backs a sentence.
+The answer checks ask whether a fragment backs a sentence of an answer, whether an answer concerns the
+question, and which fragment sentences answer it. Embeddings would blur what matters there (a number, a
+key, a command), and a small model's paraphrase keeps most of the source's words, so the evidence is
+lexical: content words as pymorphy3 lemmas cut to their Snowball stems ("малину" and "малина" match;
+function words carry no evidence), Latin tokens and numbers as written. Terms are weighted by rarity among
+the texts compared (`Weights`): a word every fragment shares with the question says nothing.
 """
 
 from __future__ import annotations

@@ -1,24 +1,12 @@
 """The first stage of retrieval over one user's chunks: vector search, or vector + full text.
 
-Vector search (pgvector HNSW, cosine). A WHERE filter on an HNSW scan is applied after the
-index returns its ef_search candidates, so a user who owns 1 % of the table would get almost
-nothing back. pgvector 0.8's iterative index scan keeps scanning until the filtered LIMIT is
-met; `relaxed_order` may return rows slightly out of order, so the outer query sorts them
-again — by `distance + 0`, because Postgres 18 knows the CTE is "ordered by distance" and would
-skip a plain `order by distance` (pgvector's README uses the same expression).
-
-Hybrid (`GROVE_RETRIEVAL_FIRST_STAGE=hybrid`): one vector embedding blurs exact terms — a
-command, a package name, a number, a menu item, an inflected Russian word the question repeats.
-Postgres full-text search finds those. The hybrid query runs both branches for the same owner in
-one statement — the vector branch exactly as above, the text branch over the stored tsvectors of
-migration 20261123002100 (`russian` for words, `simple` for tokens with Latin letters or digits)
-— and merges them by reciprocal rank fusion. The text branch ranks a chunk by the summed rarity
-(IDF) of the question's terms it contains: Postgres's ts_rank / ts_rank_cd know nothing of how
-common a term is, and fused with them the hybrid lost to the vector order on the TeX Live set
-(bench/README.md). Each branch takes `pool` rows of this owner (at least k), so the fused list
-is full whenever the owner has k chunks: the filter never under-returns, the property the HNSW
-query already has. bench/retrieval_eval.py measured it against the vector order on three
-Russian sets (figures in bench/README.md).
+Vector search is pgvector HNSW (cosine) with the iterative index scan, since a WHERE filter applied after
+the index's candidates would leave a small owner almost nothing; the outer query sorts again by
+`distance + 0`, which Postgres cannot skip as already ordered. Hybrid (`GROVE_RETRIEVAL_FIRST_STAGE=hybrid`)
+adds full-text search for the exact terms a vector blurs, in one statement, merged by reciprocal rank
+fusion; its text branch ranks by the summed rarity (IDF) of the question's terms, which ts_rank ignores.
+Each branch takes `pool` rows of the owner, so the fused list is full whenever the owner has k chunks.
+Figures: bench/README.md, «Retrieval defaults on the product's sets» (bench.retrieval_eval).
 """
 
 from __future__ import annotations

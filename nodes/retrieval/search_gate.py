@@ -1,17 +1,12 @@
 """When the local model answers from the user's documents, and what is searched.
 
-A 1.5B model cannot decide when to search: offered the tool only on a keyword, it never
-searched plain questions about the user's own documents; forced to call it, it wrote SQL
-and English as queries. So for the local model the code decides. A user with documents
-has the question itself searched (a very short follow-up together with the question it
-follows), and the fragments go to the model only when the search found something close
-enough — the **gate**. Its score and threshold are settings calibrated by
-`bench/search_gate.py` on the project's Russian sets: each set's questions against its own
-documents (should pass) and another set's questions plus general chit-chat (should not).
-
-Remote models keep deciding for themselves (`tool_choice: "auto"`); what they write as a
-query is checked here too (`plausible_query`), and an SQL statement, code or an empty
-string is replaced by the user's question.
+A small model cannot decide when to search (offered the tool, it skipped plain questions; forced to call
+it, it wrote SQL), so for the local model the code decides: a user with documents has the question
+searched (a very short follow-up with the question it follows), and the fragments reach the model only
+when the search found something close enough — the **gate**, whose score and threshold are settings
+calibrated on the project's Russian sets. Remote models decide for themselves; their query is still checked
+(`plausible_query`), and SQL, code or an empty string is replaced by the user's question.
+Figures: bench/README.md, «The local model's search gate» (bench.search_gate).
 """
 
 from __future__ import annotations

@@ -1,30 +1,12 @@
 """Three-tier retrieval for consultations (seed 002): approved Q&A, then the culture's documents.
 
-Tier 1: `knowledge_base` pairs of the category and culture, cosine distance below
-`qa_distance_threshold`. When the culture has none, the seed falls back to the
-category alone; here that fallback is kept to the same crop's pairs (its general
-culture and its varieties, the `family`) and to pairs stored without a culture —
-never another crop's, which answered «Как ухаживать за ежевикой?» with a strawberry text.
-Tier 2: chunks of the shared library (owner 0) tagged with the exact culture and with
-the crop's general culture («малина общая»), below `doc_distance_threshold`.
-
-How the pieces are merged — the rule, stated once:
-
-* the general culture's documents are always searched next to the exact culture's and
-  compete on distance (the exact culture first on a tie), the `doc_limit` nearest kept: a
-  general document about diseases outranks a far exact one instead of never being
-  searched because the exact culture had *something* under the soft 0.75 threshold;
-* tiers are then merged distance first, the tier only breaking ties: an approved pair
-  at 0.50 no longer pushes a document at 0.35 down, and both still reach the prompt,
-  where the template tells the model an approved answer takes precedence.
-
-The seed takes the index's top N and filters in Python, so a culture owning a
-small share of the table gets fewer rows than exist. Here the culture filter sits
-in the WHERE clause of an HNSW scan with pgvector's iterative scan switched on,
-which keeps walking the graph until the LIMIT is met; the distance threshold is
-applied outside a materialised CTE (pgvector's documented pattern), so the
-result is every row under the threshold up to the limit. The scan keeps strict order here,
-so the limit taken under a threshold is exactly the nearest rows.
+Tier 1 is `knowledge_base` pairs of the category and culture under `qa_distance_threshold`; the seed's
+fallback to the category alone is kept to the same crop (its `family`) and to pairs without a culture,
+never another crop's. Tier 2 is the shared library's chunks of the exact culture and of the crop's general
+culture, under `doc_distance_threshold`, competing on distance. Tiers merge distance first, the tier only
+breaking ties; the template tells the model an approved answer takes precedence. The culture filter sits in
+an HNSW scan with pgvector's iterative scan, the threshold outside a materialised CTE, so a small culture
+gets every row under the threshold up to the limit, where the seed's top N filtered in Python got fewer.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """The model's Markdown as Telegram HTML: what users see instead of raw `**` and backticks.
 
-Models write Markdown (bold, italics, `code`, fenced blocks, headings, lists, links); a
-Telegram message shows it verbatim unless it is sent with a parse mode. Telegram's
-MarkdownV2 needs every `.`, `-`, `(` … escaped and rejects a message for one stray
-character, so answers go as HTML, which needs only `<`, `>` and `&` escaped: the Markdown
-constructs become `<b>`, `<i>`, `<s>`, `<code>`, `<pre>`, `<a href>`, headings bold lines,
-list markers bullets, and everything else is escaped text. Lines opening with `>` — the passages
-grove quotes under an answer — become one folded `<blockquote expandable>`, and so does the source
-list under its header: the answer's own words stay on screen, the document's words and the list of
-where they come from are a tap away.
-
-A message Telegram still refuses is re-sent as plain text (`plain`), never lost.
+Telegram shows Markdown verbatim unless sent with a parse mode, and MarkdownV2 rejects a message for one
+unescaped character, so answers go as HTML, which needs only `<`, `>` and `&` escaped: bold, italics, code,
+links, headings and lists become their tags or bullets, everything else escaped text. Quoted passages
+(lines opening with `>`) and the source list become folded `<blockquote expandable>`s, so the answer's own
+words stay on screen. A message Telegram still refuses is re-sent as plain text (`plain`), never lost.
 """
 
 from __future__ import annotations

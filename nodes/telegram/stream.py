@@ -1,27 +1,12 @@
 """An answer shown while the local model writes it: Telegram's own draft, or one message edited.
 
-Why: on 2 cores the local model writes about 20 tokens a second, so a 150-word answer takes
-half a minute; with only "typing…" to look at, users think the bot hangs. While a turn runs
-inside :func:`streaming`, every plain answer the local model streams (`nodes.answering.llm.complete`)
-is shown as a draft message: sent once the first words exist, then edited at most every
-``stream_edit_interval`` seconds (Telegram allows about one message a second per chat and
-20 a minute in a group), never while a ``retry_after`` from Telegram is pending. Text that came
-too soon is shown when the pace allows, even if the model says nothing more meanwhile (an
-answer's opening stays on screen whole while the rest of the prompt is read). The draft
-is plain text with a trailing «…»: the model's Markdown is only converted once it is whole.
-
-In a private chat the draft is Telegram's own (`sendMessageDraft`, Bot API 9.3+): an empty one at
-once — the client's "Thinking…" placeholder — then the passages and the model's words, animated
-by the client, shown again every `DRAFT_REFRESH` seconds while the model is silent (Telegram keeps
-a draft for 30 s). Nothing is stored in the chat until the answer is sent as one new message. A
-server that refuses the method is remembered for the process; groups always use a message.
-
-With a message as the draft, the turn's answer then *replaces* it: its first piece edits the draft message (with the
-source block, formatting and buttons), further pieces of a long answer follow as new messages
-(`nodes.telegram.reply.deliver_row`). The answer itself still goes through the outbox, so what
-the user finally reads is exactly what was stored, delivered once; the draft is only a view.
-A turn that fails after the draft appeared deletes it. A process that dies mid-answer leaves the
-draft as it was; the turn runs again from the inbox and answers in a new message.
+The local model writes slowly, and with only "typing…" to look at users think the bot hangs. Inside
+:func:`streaming` every plain answer the local model streams is shown as a plain-text draft: in a private
+chat Telegram's own (`sendMessageDraft`, shown again every `DRAFT_REFRESH` seconds while the model is
+silent), elsewhere a message edited at most every ``stream_edit_interval`` seconds, within Telegram's rate
+limits. The draft is only a view: the answer still goes through the outbox (a new message, or an edit of
+the draft message), so the user reads what was stored, delivered once; a turn that fails deletes its draft.
+Figures: bench/README.md, «Telegram's own draft against the edited message» (bench.draft_stream).
 """
 
 from __future__ import annotations

@@ -1,24 +1,11 @@
 """PDF text without layout debris: the cleaning half of reading a PDF (`nodes.ingestion.formats.pdf`).
 
-The text layer (`pdf_text`) is one string per page as the page is drawn, so the text still
-carries the layout: words hyphenated at line ends («Дво-\\nичный»), running
-headers and footers on every page («1 ВВЕДЕНИЕ 2», «© 2010-2017, Ubuntu
-Developers…»), "continued on next page" markers, blank pages. This module
-removes that debris:
-
-* **running lines** are *detected*, never listed: a line near the top or the
-  bottom of a page is running when the same line (digits masked, so page
-  numbers may vary) sits at a page edge on several pages in a row, or when it
-  carries the page's own printed number at the edge where the document numbers
-  its pages (chapter running heads change every chapter, but always carry the
-  page number). See :func:`strip_running_lines`;
-* **hyphenation** is joined only between two lowercase letters of the same
-  script across a line break, and the document itself decides doubtful cases:
-  a hyphenated form it uses elsewhere («texmf-dist», «из-за») keeps its hyphen.
-  See :func:`join_hyphenation`;
-* **dot leaders** of a table of contents go.
-
-Lines wrapped inside a sentence are joined after this (`nodes.ingestion.formats.wrapped_lines`).
+A page's text layer still carries its layout: words hyphenated at line ends, running headers and footers,
+"continued on next page" markers, blank pages, dot leaders. Running lines are *detected*, never listed: a
+line at a page edge is running when it repeats (digits masked) on several pages in a row, or carries the
+page's printed number where the document numbers its pages (:func:`strip_running_lines`). Hyphenation is
+joined only between lowercase letters of one script, and a form the document hyphenates elsewhere keeps its
+hyphen (:func:`join_hyphenation`). Wrapped lines are joined after this (`nodes.ingestion.formats.wrapped_lines`).
 """
 
 from __future__ import annotations

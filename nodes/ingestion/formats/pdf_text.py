@@ -1,39 +1,12 @@
-"""A PDF's text layer as the document prints it: which extractor reads a page, each page checked,
-and the extractors' markers normalised. The reading half of `nodes.ingestion.formats.pdf`.
+"""A PDF's text layer as the document prints it: the reading half of `nodes.ingestion.formats.pdf`.
 
-**PDFium (pypdfium2) reads every page.** Measured on Russian PDFs of three kinds of producer
-(bench/README.md, «PDF text layer»): LaTeX (pdfTeX, XeTeX, xdvipdfmx), LibreOffice exports, scans
-after OCR (ocrmypdf + Tesseract). pypdf, the extractor before, drops the spaces of some LaTeX-made
-PDFs: the 173-page STEAD3 manual (XeTeX; pypdf takes the width of glyph 32, «=», for the space)
-came out with 798 runs of 26+ letters («поэтомузнаниеLuaможетбытьполезнымдля…») on 148 pages, and
-a quarter of pdftotext's sentences survived. PDFium and pdfminer.six glue none there, but
-pdfminer.six is 19–45 times slower than PDFium, could not open the MetaPost manual at all, turns
-glyphs it cannot map into «(cid:N)» and reads nothing of ocrmypdf's text layer. PDFium is 7–87
-times faster than pypdf and gives the drawn size of every character (`FPDFText_GetFontSize`: the
-same body size, outline headings and font-size headings as pypdf's matrices gave on the documents
-compared), so PDFium alone gives text and structure.
-
-**Each page is checked** (`check`): runs of `GLUED_LETTERS` or more Cyrillic or Latin letters
-(«words» no dictionary has: glued text) and characters that are no text at all (C0 controls,
-U+FFFD, pdfminer's «(cid:N)»). A page with one of either is read again by pypdf, and pypdf's text
-is kept when it is cleaner and has no fewer words (`Check.better_than`: pypdf fixes glyphs of math
-fonts it maps by name, and sometimes glues a pair of words on the same page). The threshold is
-one, not more, because a glued passage or a lost letter costs the reader, while a re-read costs
-little: over the 3,683 pages of 134 PDFs on the measuring machine, 6.8 % fail the check (mostly
-math fonts without a Unicode map), re-reading took about 0.2 s per failing page (most of it pypdf
-opening the document) on a loaded machine, and pypdf's text was kept on 50 of the 252;
-pdfminer.six's would have been better on none, so it is no fallback.
-
-**Normalised** (`normalise`): PDFium marks a hyphen at a line end with U+FFFE (U+0002 from its
-bounded-text call) and removes the line break; the break is put back as «-\\n», so `pdf_layout`
-decides as for any extractor whether the word is joined («хра-\\nнения») or keeps its hyphen
-(«texmf-dist», «из-за»). A soft hyphen (U+00AD) inside a line is invisible and goes (at a line end
-`pdf_layout` joins it). Ligatures of the Latin presentation block (ﬁ ﬂ ﬀ ﬃ ﬄ ﬅ ﬆ) become their
-letters by NFKC — applied to that block only, as NFKC elsewhere would change what the document
-prints (superscripts, «№», full-width forms).
-
-PDFium is not thread-safe (`nodes.ingestion.native.PDFIUM`): `read_text` and `read_runs` must be
-called under that lock; pypdf is pure Python and runs outside it.
+PDFium (pypdfium2) reads every page: pypdf glues the words of some LaTeX-made PDFs, pdfminer.six is far
+slower and misses OCR text layers, while PDFium is fast and gives each character's drawn size, so it alone
+gives text and structure. A page failing the `check` (runs of `GLUED_LETTERS`, characters that are no text)
+is read again by pypdf, kept when cleaner (`Check.better_than`): a re-read costs little, a glued passage
+costs the reader. `normalise` turns PDFium's line-end hyphens back into «-\\n» for `pdf_layout`, drops soft
+hyphens and spells out Latin ligatures. `read_text` and `read_runs` run under `nodes.ingestion.native.PDFIUM`.
+Figures: bench/README.md, «PDF text layer and extraction loss» (bench.extraction_loss).
 """
 
 from __future__ import annotations

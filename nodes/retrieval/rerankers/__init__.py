@@ -1,20 +1,12 @@
 """Rerank stages: reorder the ~30 first-stage candidates and keep the best 10.
 
-Retrieval is "first stage (vector or hybrid) top 30 -> rerank -> top 10". A single 768-d vector
-per chunk blurs exact terms (a package name, a command, an inflected Russian word), so a second
-look at the 30 candidates can pay off. Each stage is a module here defining `RERANKER`, a class
-meeting `Reranker` with a `name` and a constructor without arguments; the package finds them,
-so adding a stage is one module and its test. Any other name is a CrossEncoder (hub id or
-folder, `cross_encoder.py`); a name that is none of these is refused (`check_reranker`).
-
-Which stage is the default is measured by ``bench/retrieval_eval.py`` through the production
-ingest and query path (figures in ``bench/README.md``): on natural questions over real manuals
-BM25 fusion beats the vector order (TeX Live, GIMP; confirmed on a LibreOffice set written after
-the choice) and ties on the Debian FAQ, so ``DEFAULT_OFFLINE_RERANKER`` is "bm25-fusion". Late
-interaction (MaxSim over token embeddings) never won and costs seconds per query: it stays in
-``bench/late_interaction.py``.
-
-No stage holds database code: a caller passes the candidates it already has.
+One vector per chunk blurs exact terms (a package name, a command, an inflected Russian word), so a second
+look at the candidates can pay off. Each stage is a module here defining `RERANKER`, a class meeting
+`Reranker` with a `name` and a constructor without arguments; the package finds them, so adding a stage is
+one module and its test. Any other name is a CrossEncoder (`cross_encoder.py`); a name that is neither is
+refused (`check_reranker`). `DEFAULT_OFFLINE_RERANKER` is "bm25-fusion", which won on natural questions
+over real manuals; late interaction never won and stays in the bench. No stage holds database code.
+Figures: bench/README.md, «Retrieval defaults on the product's sets» and «Rerank stages on the Debian set».
 """
 
 from __future__ import annotations
