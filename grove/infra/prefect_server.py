@@ -5,8 +5,8 @@ project data dir, so flow-run history survives restarts.
 
 It is Prefect's own app served by uvicorn the way `prefect server start --background` does,
 with the event loop and HTTP parser named rather than left to whatever happens to be
-installed: uvloop and httptools cost the server less per recorded run than asyncio and h11
-(bench/prefect_record.py, `--servers`).
+installed, so every machine runs the same server: uvloop and httptools, which leaned cheaper
+per recorded run than asyncio and h11 within this machine's noise (bench.prefect_record, `--servers`).
 """
 
 from __future__ import annotations
