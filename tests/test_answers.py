@@ -139,6 +139,24 @@ def test_a_question_in_the_near_band_gets_the_nearest_passages_and_no_model_answ
     assert answer.text == f"{GENERAL_LEAD}\n\nПодкормите малину комплексным удобрением."
 
 
+def test_a_word_the_base_lacks_does_not_shut_out_a_passage_that_answers_in_other_words(
+        store: str, local: ScriptedLLM, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
+    """«Что означает значок доллара…» over «…заканчивается символами $, %, #»: the base never says the
+    user's word, yet a passage holds most of the question; the model answers from it. A question about
+    a thing the base lacks, which no passage covers, still gets the nearest passages alone."""
+    index(user_id, "малина.pdf", RASPBERRY)
+    # Every search result clears the score; the everyday-word rule is off, so only the covering test opens.
+    env(GROVE_SEARCH_GATE_THRESHOLD="0.99", GROVE_SEARCH_GATE_NEAR="0.999", GROVE_SEARCH_GATE_EVERYDAY_OVERLAP="1.01")
+    local.script(text("Весной ремонтантную малину подкармливают мочевиной, 15 г на метр [1]."))
+    answer = ask_chat("Сколько мочевины сыпать на грядку ремонтантной малины весной?", user_id)
+    assert len(local.requests) == 1 and answer.gate_passed and not answer.gate_near
+    assert RASPBERRY[0] in system_of(local.requests[0]) and "не встречается" not in answer.text
+    assert answer.text.startswith("Весной ремонтантную малину подкармливают мочевиной")
+    answer = ask_chat("Какой сорт клубники выбрать для теплицы?", user_id)
+    assert len(local.requests) == 1 and answer.gate_near and not answer.gate_passed  # no second request
+    assert answer.text.startswith("В ваших документах этого нет:") and "«клубники»" in answer.text
+
+
 def test_a_user_without_documents_is_not_searched(store: str, local: ScriptedLLM, user_id: int) -> None:
     local.script(text("Весной малину подкармливают азотом."))
     answer = ask_chat(SPRING, user_id)
