@@ -166,10 +166,10 @@ answerable 84 of 180 covered, unanswerable 5 of 152 (at `REFUSAL_OVERRULE_COVERA
 
 
 def covers(question: str, fragments: Sequence[str], shown: Sequence[str] | None = None,
-           similarity: Similarity | None = None, *, words: float = REFUSAL_OVERRULE_COVERAGE) -> bool:
+           similarity: Similarity | None = None, *, words: float | None = None) -> bool:
     """A sentence (of `shown`, or of the fragments) plainly matches the question: it holds
     REFUSAL_OVERRULE_COVERAGE of the question's weighted terms, or MEANING_FLOOR_COVERAGE of them while a
-    passage of the fragments is MEANING_OVERRULE near it in meaning (`words` sets the first share).
+    passage of the fragments is MEANING_OVERRULE near it in meaning (`words` replaces the first share).
     The one test of whether passages answer: for overruling a refusal, for the lead above an
     extractive answer, and (stricter) for words of the question the base lacks.
 
@@ -179,7 +179,7 @@ def covers(question: str, fragments: Sequence[str], shown: Sequence[str] | None 
     cover; bench/README.md, "A question in other words").
     """
     lexical = coverage(question, fragments, shown)
-    if lexical >= words:
+    if lexical >= (REFUSAL_OVERRULE_COVERAGE if words is None else words):
         return True
     return lexical >= MEANING_FLOOR_COVERAGE and nearest_meaning(question, fragments, similarity) >= MEANING_OVERRULE
 
