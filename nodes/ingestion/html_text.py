@@ -55,7 +55,6 @@ _AROUND_ROLES = {"navigation", "contentinfo", "search"}
 """The page's own marks for what is around its content (HTML's ``<nav>``/``<footer>``, ARIA's
 landmark roles): never the main text, whatever trafilatura thinks. On a short help page yelp's
 licence footer is longer than the page, and trafilatura took the footer for the article."""
-_MAIN_ROLE = "main"
 
 
 @dataclass
@@ -242,19 +241,19 @@ def _container(root: Any, blocks: list[_Block], kept: list[bool]) -> Any:
         node = best
 
 
+def _role(element: Any) -> str:
+    """The element's ARIA role, lower case ("" for none, and for comments)."""
+    return (element.get("role") or "").strip().lower() if _tag(element) else ""
+
+
 def _around(element: Any) -> bool:
     """The element sits in a part the page itself marks as around its content (`_AROUND_TAGS`)."""
-    return any(_tag(e) in _AROUND_TAGS or (e.get("role") or "").strip().lower() in _AROUND_ROLES
-               for e in (element, *element.iterancestors()))
+    return any(_tag(e) in _AROUND_TAGS or _role(e) in _AROUND_ROLES for e in (element, *element.iterancestors()))
 
 
 def _main(body: Any) -> Any:
     """The page's own main landmark (``<main>`` or ``role="main"``), else the body."""
-    for element in body.iter():
-        if _tag(element) == "main" or (isinstance(element.tag, str)
-                                       and (element.get("role") or "").strip().lower() == _MAIN_ROLE):
-            return element
-    return body
+    return next((e for e in body.iter() if _tag(e) == "main" or _role(e) == "main"), body)
 
 
 def _with_title(container: Any, blocks: list[_Block]) -> Any:
