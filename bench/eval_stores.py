@@ -67,6 +67,12 @@ Sets (nothing here edits a set):
   questions over the whole Russian help of Seahorse («Пароли и ключи»), printed to one PDF by WeasyPrint; both
   committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on 2026-11-27
   after Q and R — the next held-out check.
+* ``kturtle``, ``kalarm`` — sets U and V (bench/sets/kturtle_handbook_md_ru.json: 20 questions over the whole
+  Russian handbook of KTurtle, KDE's educational programming environment, rewritten from KDE's HTML as one
+  Markdown file; bench/sets/kalarm_handbook_pdf_ru.json: 20 questions over the whole Russian handbook of the
+  KAlarm alarm scheduler, typeset to one PDF by pandoc and LuaLaTeX; both committed in bench/sets/docs/ and
+  ingested as files), each with 10 unanswerable ones: written on 2026-11-27 after S and T — the next held-out
+  check.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -121,7 +127,7 @@ INGESTION_SETTINGS = ("chunking", "chunk_target_chars", "chunk_overlap_chars", "
                       "chunk_merge_chars", "chunk_context")
 SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "doublecmd", "texlive-dev", "gimp-dev",
              "installguide", "omegat", "flowblade", "aptitude", "mandb", "pymorphy2", "aisleriot", "gnomehelp",
-             "mchelp", "skycultures", "evolution", "evince", "terminal", "seahorse")
+             "mchelp", "skycultures", "evolution", "evince", "terminal", "seahorse", "kturtle", "kalarm")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -335,6 +341,9 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "terminal": lambda: load_needle_set("gnome_terminal_help_html_ru.json", "terminal",
                                             "gnome_terminal_help_html_silent_ru.json"),
         "seahorse": lambda: load_needle_set("seahorse_help_pdf_ru.json", "seahorse", "seahorse_help_pdf_silent_ru.json"),
+        "kturtle": lambda: load_needle_set("kturtle_handbook_md_ru.json", "kturtle",
+                                           "kturtle_handbook_md_silent_ru.json"),
+        "kalarm": lambda: load_needle_set("kalarm_handbook_pdf_ru.json", "kalarm", "kalarm_handbook_pdf_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 

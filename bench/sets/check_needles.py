@@ -32,6 +32,9 @@ Text extraction
         reported as crossing a block.
   TXT   plain UTF-8 text (`"format": "txt"`): the lines of the file as they are, as for RST;
         a needle must stay within one source line.
+  MD    Markdown committed as it is (`"format": "md"`, uploaded as a .md file): the lines of
+        the UTF-8 file as they are, markup kept, as for RST and TXT; a needle must stay within
+        one source line.
   FB2   FictionBook 2 (`"format": "fb2"`): the paragraph-level elements of every <body> in
         document order (p, v, subtitle, text-author, and table cells td/th; section titles'
         paragraphs included), each one block; embedded pictures (<binary>) are not text. A
@@ -444,7 +447,7 @@ def load_units(doc, set_path="."):
         return [Unit(f"{name}:{part}", None, blocks) for part, blocks in epub_chapters(path)]
     if doc["format"] == "odt":
         return [Unit(name, None, odt_paragraphs(path))]
-    if doc["format"] == "txt":
+    if doc["format"] in ("txt", "md"):
         return [Unit(name, None, text_lines(path))]
     if doc["format"] == "fb2":
         return [Unit(name, None, fb2_blocks(path))]
@@ -501,7 +504,7 @@ def check_set(path, verbose=False):
     corpus = " ".join(u.text for u in units)
     raws = [u.raw_text for u in units if u.raw_text is not None]
     raw_corpus = " ".join(raws) if raws else None
-    piece_word = "line" if raw_corpus is not None or {d["format"] for d in data["documents"]} in ({"rst"}, {"txt"}) else "block"
+    piece_word = "line" if raw_corpus is not None or {d["format"] for d in data["documents"]} in ({"rst"}, {"txt"}, {"md"}) else "block"
 
     n_needles = found = missing = multi = crossing = unit_cross = dehyph = 0
     q_without = []
