@@ -18,7 +18,7 @@ from grove.core.settings import get_settings
 from grove.core.shutdown import Stopped
 from nodes.answering import answer_pipeline as pipeline
 from nodes.answering.answer_prompt import TEMPLATE
-from nodes.answering.chat_drafts import (checked_draft, local_checked, local_draft, remote_draft, turn_record,
+from nodes.answering.chat_drafts import (checked_draft, local_draft, remote_draft, turn_record,
                                          turn_report)
 from nodes.answering.context_signals import Signal
 from nodes.answering.llm import LLMError, current_endpoint
@@ -122,7 +122,7 @@ def keep_pair(user_id: int, session_id: str, question: str, answer: str, retried
 def planned_answer(question: str, user_id: int, session_id: str, history: list[ChatMessage],
                    policy: TurnPolicy, retried: Unanswered | None = None) -> ChatAnswer | None:
     """Seed 004: a non-simple question runs as a validated plan; None means "take the simple path"."""
-    from flows.complex_query import complex_query
+    from flows.complex_query import checked_plan, complex_query
 
     if get_settings().planner == "off" or marker_kind(question) == "simple":
         return None  # most turns: no marker, so no analyzer task run and no extra model call
@@ -135,8 +135,8 @@ def planned_answer(question: str, user_id: int, session_id: str, history: list[C
         return None
     run = complex_query(question, user_id, outcome.plan, history)
     policy.signals.append(Signal(name=f"plan:{analysis.kind}"))
-    checked = (local_checked(run.text, question, run.fragments) if current_endpoint().is_local
-               else pipeline.check(run.text, question, run.fragments))
+    policy.signals += [Signal(name="plan_cut", detail=run.cut)] if run.cut else []
+    checked = checked_plan(run, question)
     text = folded(pipeline.compose(checked, run.fragments))
     keep_pair(user_id, session_id, question, text, retried)
     recorded(user_id, policy, {"plan_steps": len(run.steps), "adaptations": len(run.adaptations),

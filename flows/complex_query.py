@@ -18,13 +18,17 @@ from grove.core.runs import artifact, run_logger
 from pydantic import BaseModel, Field
 
 import prompts
+from flows import texts
 from grove.core.settings import get_settings
+from nodes.answering import answer_pipeline as pipeline
+from nodes.answering.answer_check import CheckedAnswer
+from nodes.answering.chat_drafts import local_checked
 from nodes.telegram.stream import paused
 from nodes.answering.answer_prompt import AnswerContext, parts, render
 from nodes.store.chat_history import ChatMessage
 from nodes.answering.context_window import newest_pairs_within
 from nodes.embedding.embedder import get_embedder
-from nodes.answering.llm import TransientLLMError, complete
+from nodes.answering.llm import LLMDeadlineExceeded, TransientLLMError, complete, current_endpoint
 from nodes.answering.plan import Plan, Step, layers, validate_plan
 from nodes.retrieval.retrieve import Fragment, first_stage
 from nodes.answering.step_context import StepResult, build_context
@@ -42,6 +46,7 @@ class PlanRun(BaseModel):
     steps: list[StepResult] = Field(default_factory=list)
     adaptations: list[str] = Field(default_factory=list)
     max_prompt_tokens: int = 0
+    cut: str | None = Field(default=None, description="why the plan stopped before its answer (the turn's deadline)")
 
 
 def _budget() -> TokenBudgetManager:
@@ -157,11 +162,14 @@ def complex_query(question: str, user_id: int, plan: Plan, history: list[ChatMes
         futures = [run_step.with_options(task_run_name=f"{s.id}-{s.action}").submit(
                        s, question, user_id, list(finished), len(results) + 1, total, history)
                    for s in layer]
-        done = [future.result() for future in futures]
+        done, cut = _results(futures)
         _number_fragments(done, registry)
         for result in done:
             results[result.step_id] = result
             finished.append(result)
+        if cut is not None:  # no time for more model calls: the turn answers from what was found
+            logger.warning("plan cut by the turn's deadline: %s", cut)
+            break
         if iterations < settings.planner_max_iterations:
             plan, added = adapt(plan, results, question)
             if added:
@@ -169,11 +177,34 @@ def complex_query(question: str, user_id: int, plan: Plan, history: list[ChatMes
                 adaptations += added
                 layers(plan)  # cycle detection on the adapted plan
                 logger.info("plan adapted: %s", "; ".join(added))
-    final = next(r for r in finished if r.action == "synthesize")
-    run = PlanRun(text=final.text, fragments=registry, steps=finished, adaptations=adaptations,
-                  max_prompt_tokens=max((r.prompt_tokens for r in finished), default=0))
+    final = next((r for r in finished if r.action == "synthesize"), None)
+    run = PlanRun(text=final.text if final else "", fragments=registry, steps=finished, adaptations=adaptations,
+                  max_prompt_tokens=max((r.prompt_tokens for r in finished), default=0),
+                  cut=None if final else cut)
     _report(plan, run)
     return run
+
+
+def checked_plan(run: PlanRun, question: str) -> CheckedAnswer:
+    """The plan's answer as checked; a plan the deadline cut answers with the passages its searches found."""
+    if run.cut:
+        return pipeline.check("", question, run.fragments, lead=texts.PLAN_CUT, nearest_lead=texts.PLAN_CUT)
+    if current_endpoint().is_local:
+        return local_checked(run.text, question, run.fragments)
+    return pipeline.check(run.text, question, run.fragments)
+
+
+def _results(futures: list[Any]) -> tuple[list[StepResult], str | None]:
+    """A layer's finished steps, and why the others did not finish when the turn's deadline cut them
+    (any other failure fails the turn)."""
+    done: list[StepResult] = []
+    cut: str | None = None
+    for future in futures:
+        try:
+            done.append(future.result())
+        except LLMDeadlineExceeded as exc:
+            cut = str(exc)
+    return done, cut
 
 
 def _report(plan: Plan, run: PlanRun) -> None:
@@ -188,4 +219,5 @@ def _report(plan: Plan, run: PlanRun) -> None:
                      f"{result.prompt_tokens or '—'} | {result.usage.get('prompt_tokens', '—')} | "
                      f"{result.seconds:.2f} | {status} |")
     lines += [f"- adapted: {a}" for a in run.adaptations]
+    lines += [f"- cut by the turn's deadline, answered from the passages found: {run.cut}"] if run.cut else []
     artifact("\n".join(lines), description="complex question: the plan and its steps")

@@ -69,6 +69,8 @@ GAVE_UP = ("Не получилось обработать это сообщен
 EMPTY_MESSAGE = "Я понимаю текст, ссылки, файлы, голосовые сообщения и видео. Это сообщение пустое."
 # A chat turn the deadline cut while passages (and the model's first words) were on screen: they stay the answer.
 ANSWER_CUT = "⏱ Модель не успела дописать ответ за отведённое время — вот что я успел найти и показать."
+# A planned turn the deadline ended before its last step: the passages its searches found are the answer.
+PLAN_CUT = "⏱ Не успел сопоставить найденное за отведённое время. Вот что об этом есть в ваших документах:"
 # No chat answer at all (the model failed): the question is kept, and «ещё раз» answers it.
 APOLOGY = ("Извините, сейчас я не могу ответить: сервис ответов недоступен. Ваш вопрос сохранён — "
            "повторите его чуть позже или напишите «ещё раз».")

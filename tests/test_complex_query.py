@@ -17,7 +17,7 @@ import pytest
 
 from nodes.answering.token_budget import count_message_tokens
 from tests.support.bot import new_bot, running
-from tests.support.scripted_llm import Response, ScriptedLLM, text, tool_call
+from tests.support.scripted_llm import Response, ScriptedLLM, slow, text, tool_call
 from tests.test_chat import ask, choose_chat, index
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(300)]
@@ -160,3 +160,28 @@ async def test_empty_searches_adapt_the_plan(standin, planner_llm, store: str, u
             "final-synthesize"} <= set(runs)
     assert runs["c1-compare"].start >= runs["s1-wide-search"].end  # dependents wait for the added step
     assert len(planner.bodies) == 3  # kind, plan, synthesis: the empty comparison cost no model call
+
+
+async def test_a_plan_cut_by_the_turns_deadline_answers_from_the_passages_it_found(
+    standin, planner_llm, store: str, user_id: int
+) -> None:
+    """A step still writing when the turn's time is up ends the plan: the user reads the passages its
+    searches found, quoted with their sources — not the outage apology — and ops see why."""
+    index(user_id, "голубика.pdf", BLUEBERRY)
+    index(user_id, "малина.pdf", RASPBERRY)
+    planner = Planner(PLAN, [slow(60, text("Сравнение, которого пользователь не дождётся."))])
+    planner_llm(planner, GROVE_TURN_DEADLINE="8")
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        [reply] = await ask(standin, user_id, QUESTION)
+
+    assert "сервис ответов недоступен" not in reply["text"]
+    assert "не дождётся" not in reply["text"]
+    assert reply["text"].startswith("⏱ Не успел сопоставить найденное")
+    assert "полив" in reply["text"]  # a searched passage, quoted
+    assert "голубика.pdf" in reply["text"] or "малина.pdf" in reply["text"]
+    assert len(planner.bodies) == 3  # kind, plan, the comparison cut: no synthesis was asked for
+    with psycopg.connect(store) as conn:
+        signals = conn.execute("select signals from dialogue_turns where user_id = %s order by id desc limit 1",
+                               (user_id,)).fetchone()[0]
+    assert "plan_cut" in signals and "plan:analytical" in signals

@@ -52,3 +52,25 @@ def test_a_deadline_moved_later_is_seen_by_the_deadlines_around_it() -> None:
     assert time_left() is None
     allow_at_least(10.0)  # no deadline: nothing to move
     assert time_left() is None
+
+
+def test_a_deadline_moves_no_further_than_its_limit_however_many_calls_ask(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plan's steps each ask, one after another, for the time their prompt needs: the turn grows to
+    `at_most` from its start, not by each call's need in turn."""
+    clock = [1000.0]
+    monkeypatch.setattr("grove.core.runs.time.monotonic", lambda: clock[0])
+    with deadline(5.0, at_most=300.0):
+        for _ in range(5):  # five calls of 100 s each, each asking for 120 s from its own start
+            allow_at_least(120.0)
+            clock[0] += 100.0
+        left = time_left()
+        assert left == 0.0  # 500 s in: the turn's 300 s are spent
+        with deadline(3.0):  # an inner deadline keeps the outer one's limit
+            allow_at_least(100.0)
+            assert time_left() == 0.0
+    clock[0] = 0.0
+    with deadline(5.0, at_most=300.0):
+        allow_at_least(120.0)
+        assert time_left() == 120.0
+        allow_at_least(1000.0)
+        assert time_left() == 300.0

@@ -63,7 +63,9 @@ def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
     # A question longer than the model's room is cut before anything sees it, so neither this
     # turn nor the history it is stored in can overflow the window.
     question = fit_question(update.text or "")
-    with typing_indicator(update.origin, update.chat_id), deadline(get_settings().chat_deadline), \
+    settings = get_settings()  # the local model's speed may move the deadline, up to the call cap from now
+    with typing_indicator(update.origin, update.chat_id), \
+            deadline(settings.chat_deadline, at_most=settings.local_call_cap), \
             streaming(update.origin, update.chat_id, user_id=update.user_id) as draft:
         try:
             answer = answering_flow()(question.text, update.user_id, state.session_id)

@@ -152,7 +152,8 @@ class AnsweringSettings(BaseModel):
     )
     local_call_cap: float = Field(
         default=900.0,
-        description="The longest a local model call may be given, however slow the machine is measured to be.",
+        description=("The longest a local model call may be given, however slow the machine is measured to be; "
+                     "also the longest a chat turn's deadline may be moved for its calls (a plan makes several)."),
     )
     local_answer_max_chars: int = Field(
         default=1500, description="A local answer longer than this is degenerate: the extractive answer is shown."

@@ -212,24 +212,31 @@ class _Until:
 
     at: float
     outer: _Until | None = None
+    latest: float = float("inf")  # `allow_at_least` never moves `at` past this
 
 
 _deadline: contextvars.ContextVar[_Until | None] = contextvars.ContextVar("grove_deadline", default=None)
 
 
 @contextmanager
-def deadline(seconds: float | None) -> Iterator[None]:
+def deadline(seconds: float | None, *, at_most: float | None = None) -> Iterator[None]:
     """Give the work inside an overall time limit: retries stop and calls shorten their timeouts.
 
     Why: per-call timeouts and retries add up (two 120 s timeouts plus backoff kept a user
-    looking at "typing" for 266 s). Nested deadlines keep the earlier one.
+    looking at "typing" for 266 s). Nested deadlines keep the earlier one. `at_most`: the
+    furthest `allow_at_least` may move it, counted from now — so a turn of many model calls (a
+    plan's steps) cannot be moved on call after call.
     """
     if seconds is None:
         yield
         return
-    until = time.monotonic() + seconds
+    now = time.monotonic()
+    until = now + seconds
+    latest = now + at_most if at_most is not None else float("inf")
     outer = _deadline.get()
-    token = _deadline.set(_Until(min(until, outer.at) if outer is not None else until, outer))
+    if outer is not None:
+        until, latest = min(until, outer.at), min(latest, outer.latest)
+    token = _deadline.set(_Until(until, outer, max(until, latest)))
     try:
         yield
     finally:
@@ -242,7 +249,7 @@ def allow_at_least(seconds: float) -> None:
     until = _deadline.get()
     at = time.monotonic() + seconds
     while until is not None:
-        until.at = max(until.at, at)
+        until.at = max(until.at, min(at, until.latest))
         until = until.outer
 
 
