@@ -29,7 +29,7 @@ from grove.core.domain_profile import DomainProfile
 from nodes.answering import answer_pipeline as pipeline
 from nodes.answering.answer_prompt import Style
 from nodes.embedding.embedder import embed_query
-from nodes.answering.llm import LLMError, answer_decoding, current_endpoint, llm_task
+from nodes.answering.llm import LLMDeadlineExceeded, LLMError, answer_decoding, current_endpoint, llm_task
 from nodes.answering.token_budget import count_tokens
 from nodes.answering.turn_policy import TurnPolicy, prepare_turn
 from nodes.retrieval.unified_retrieve import Snippet, retrieve_unified_snippets
@@ -121,10 +121,17 @@ def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: 
         reply = ask(messages, decoding=decoding)
         if not approved:  # an approved pair is followed, even when the last reply followed it too
             reply, policy = pipeline.regenerated(ask, messages, reply, policy, prompt, decoding=decoding)
+    except LLMDeadlineExceeded as exc:
+        if not snippets:
+            return _failed(user_id, exc, trace, policy)
+        # Out of time with passages found: they are the answer, quoted — not the outage apology.
+        run_logger().warning("consultation answer for user %s cut by the deadline: %s", user_id, exc)
+        checked = pipeline.check("", text, snippets, lead=texts.CONSULTATION_CUT, nearest_lead=texts.CONSULTATION_CUT)
+        trace.append("the deadline passed before the model answered: the passages found are the answer")
+        return Asked(text=pipeline.compose(checked, snippets), body=checked.text, snippets=snippets, trace=trace,
+                     signals=policy.signal_names, guards=policy.guards, degenerate=["cut"], fallback=True)
     except LLMError as exc:
-        run_logger().error("no consultation answer for user %s: %s", user_id, exc)
-        return Asked(failed=True, failure=f"LLM gave up: {exc}", trace=trace, signals=policy.signal_names,
-                      guards=policy.guards)
+        return _failed(user_id, exc, trace, policy)
     local = current_endpoint().is_local
     checked = pipeline.check(reply, text, snippets, max_chars=settings.local_answer_max_chars if local else None,
                              lead=texts.CONSULTATION_EXTRACT_LEAD, nearest_lead=texts.CONSULTATION_NEAREST_LEAD,
@@ -142,6 +149,12 @@ def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: 
         trace.append(f"draft failed {', '.join(checked.degenerate)}: fallback shown, not queued")
     return Asked(text=answer, body=checked.text, snippets=snippets, trace=trace, signals=policy.signal_names,
                   guards=policy.guards, degenerate=checked.degenerate, fallback=checked.fallback)
+
+
+def _failed(user_id: int, exc: LLMError, trace: list[str], policy: TurnPolicy) -> Asked:
+    run_logger().error("no consultation answer for user %s: %s", user_id, exc)
+    return Asked(failed=True, failure=f"LLM gave up: {exc}", trace=trace, signals=policy.signal_names,
+                 guards=policy.guards)
 
 
 def _on_the_question(profile: DomainProfile, checked: CheckedAnswer, text: str, search_text: str | None,

@@ -24,7 +24,7 @@ from grove.core.ingest_types import ExtractedDocument
 from nodes.retrieval.unified_retrieve import LIBRARY_OWNER
 from tests.support.berries import berry_documents, store_berry_library
 from tests.support.bot import new_bot, running
-from tests.support.scripted_llm import Response, ScriptedLLM, error, text
+from tests.support.scripted_llm import Response, ScriptedLLM, error, slow, text
 from tests.support.telegram_standin import TelegramStandin
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(300)]
@@ -431,6 +431,24 @@ async def test_an_llm_outage_apologises_and_keeps_the_clarification(
     assert final == "Летнюю клубнику обрезают после сбора урожая."
     assert [i["question"] for i in queued(store, user_id)] == ["Когда обрезать клубнику? (Летняя)"]
     assert state_of(store, user_id) is None
+
+
+async def test_an_answer_the_deadline_cuts_is_the_knowledge_bases_passage_not_an_apology(
+    standin: TelegramStandin, consult, library, store: str, user_id: int
+) -> None:
+    """Out of time while the model writes: the passage found for the question is the answer, with its
+    source; nothing unchecked is queued for moderation."""
+    library("голубика.pdf", "голубика", [BLUEBERRY])
+    model = Consultant({"Как ухаживать за голубикой?": "голубика"},
+                       [slow(60, text("Ответ, которого пользователь не дождётся."))])
+    consult(model, GROVE_TURN_DEADLINE="8")
+    async with running(new_bot()):
+        await choose_chat(standin, user_id)
+        reply = await say(standin, user_id, "Как ухаживать за голубикой?")
+    assert reply.startswith("⏱ Не успел составить ответ")
+    assert "кислая почва" in reply and "голубика.pdf" in reply
+    assert "не дождётся" not in reply and "сервис ответов недоступен" not in reply
+    assert queued(store, user_id) == []
 
 
 async def test_fragments_and_history_are_fitted_to_the_models_window(
