@@ -136,6 +136,7 @@ def test_offline_default_answers_a_plain_question_with_its_key_fact_and_source(
     assert "сад.pdf, с. 1" in sources and "с. 3" not in sources, answer.text
 
 
+@pytest.mark.timeout(1800)  # four model calls: beside the answer bench it took over 600 s (passes alone in 82 s)
 def test_offline_default_plans_a_comparison(store: str, user_id: int, local_llm: str,
                                             env) -> None:  # type: ignore[no-untyped-def]
     """The local model writes a valid plan (constrained to the plan's JSON schema) and the DAG runs."""
