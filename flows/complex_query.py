@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from grove.core.observe import flow, task
+from grove.core.observe import TaskFuture, flow, task
 from grove.core.runs import artifact, run_logger
 from pydantic import BaseModel, Field
 
@@ -194,7 +194,7 @@ def checked_plan(run: PlanRun, question: str) -> CheckedAnswer:
     return pipeline.check(run.text, question, run.fragments)
 
 
-def _results(futures: list[Any]) -> tuple[list[StepResult], str | None]:
+def _results(futures: list[TaskFuture[StepResult]]) -> tuple[list[StepResult], str | None]:
     """A layer's finished steps, and why the others did not finish when the turn's deadline cut them
     (any other failure fails the turn)."""
     done: list[StepResult] = []

@@ -128,9 +128,9 @@ CONSULTATION_CANNOT_TELL = ("Не могу определить культуру
 
 # Shown instead of a degenerate draft: quoting the knowledge base, or saying plainly there is no answer.
 CONSULTATION_EXTRACT_LEAD = "В базе знаний об этом сказано так:"
-# Instead of a degenerate draft when no quoted sentence covers the question: the nearest passages, said to be so.
 # A consultation answer the deadline cut: the knowledge base's passages found for it are the answer.
 CONSULTATION_CUT = "⏱ Не успел составить ответ за отведённое время. Вот что об этом есть в базе знаний:"
+# Instead of a degenerate draft when no quoted sentence covers the question: the nearest passages, said to be so.
 CONSULTATION_NEAREST_LEAD = "Прямого ответа в базе знаний не нашёл. Ближе всего к вопросу вот это:"
 # Instead of a draft that repeats the last reply or speaks of another intent (watering for feeding).
 CONSULTATION_CROP_LEAD = "В базе знаний по культуре «{culture}» об этом сказано так:"
