@@ -29,6 +29,11 @@ Debris in the chunks:
 "split" counts the sentences that reach a chunk only cut by a line break (a sentence printed over
 two lines and never joined back): the reader of a quote, and the model, see it in two pieces.
 
+"markup" counts Markdown syntax left in the chunks: ``**``, ``__``, a link target ``](``, a code
+fence, a backslash escape. The Markdown document is the KTurtle handbook of
+`bench/sets/kturtle_handbook_md_ru.json`; its reference is pandoc's plain text
+(``pandoc -f gfm -t plain --wrap=none``, package pandoc), blocks split at blank lines.
+
 "spacing" counts lost sentences that a chunk holds once every space is removed: words the PDF
 extractor glued together («MacOSX» for «Mac OS X») or split — a loss of the extractor's word
 spacing, not of the text.
@@ -75,6 +80,7 @@ _LEADER_DOTS = re.compile(r"(?:\.[ \t]*){4,}")
 _DASH_SPACE = re.compile(r" ?([—–]) ?")
 _BEFORE_CLOSING = re.compile(r" ([,.;:!?)»])")
 _AFTER_OPENING = re.compile(r"([(«]) ")
+_MARKUP = re.compile(r"\*\*|__|\]\(|```|\\[\\`*_\[\]#()!-]")
 _HYPHEN_BREAK = re.compile(r"[^\W\d_]-[ \t]*\n[ \t]*[^\W\d_]")
 _WORD = re.compile(r"\w+")
 GLUED_LETTERS = 26
@@ -103,6 +109,12 @@ def normalise(text: str) -> str:
     return _AFTER_OPENING.sub(r"\1", text)
 
 
+def markdown_document() -> Path:
+    """The KTurtle set's document (its questions are not read)."""
+    data = json.loads((SETS / "kturtle_handbook_md_ru.json").read_text(encoding="utf-8"))
+    return (SETS / data["documents"][0]["path"]).resolve()
+
+
 def gimp_documents() -> list[Path]:
     """The GIMP set's document list (its questions are not read)."""
     data = json.loads((SETS / "gimp_html_ru.json").read_text(encoding="utf-8"))
@@ -116,6 +128,12 @@ def pdf_reference(path: Path) -> list[str]:
     out = subprocess.run(["pdftotext", str(path), "-"], capture_output=True, check=True).stdout
     text = out.decode("utf-8", "replace").replace("\f", "\n\n")
     return [" ".join(block.split()) for block in re.split(r"\n\s*\n", text) if block.strip()]
+
+
+def markdown_reference(path: Path) -> list[str]:
+    out = subprocess.run(["pandoc", "-f", "gfm", "-t", "plain", "--wrap=none", str(path)],
+                         capture_output=True, check=True).stdout
+    return [" ".join(block.split()) for block in re.split(r"\n\s*\n", out.decode("utf-8")) if block.strip()]
 
 
 def html_reference(path: Path, *, content_only: bool) -> list[str]:
@@ -244,11 +262,12 @@ class Loss:
     spacing_only: int = 0  # lost sentences that would match with every space removed
     split: int = 0  # sentences in a chunk only across a line break
     glued: int = 0  # runs of GLUED_LETTERS+ letters in the parsed text
+    markup: int = 0  # Markdown syntax left in the chunks
     lost: list[str] = field(default_factory=list)
 
     def row(self, label: str) -> str:
         return (f"{label:28} {self.in_text / self.reference:7.3f} {self.in_chunk / self.reference:8.3f}"
-                f" {self.split:6d} {self.spacing_only:7d} {self.glued:6d}"
+                f" {self.split:6d} {self.spacing_only:7d} {self.glued:6d} {self.markup:6d}"
                 f" {self.chunks:6d} {self.hyphen_breaks:6d} ({self.chunks_with_breaks:3d})"
                 f" {self.margin_hits:6d} ({self.chunks_with_margin:3d}) {self.junk_chunks:5d} {self.small_chunks:5d}")
 
@@ -279,6 +298,7 @@ def measure(reference: list[str], produced: Produced, keys: list[str],
         words = [w for w in _WORD.findall(chunk) if any(ch.isalpha() for ch in w)]
         loss.junk_chunks += len(words) < 5
         loss.small_chunks += len(chunk.strip()) < 200
+        loss.markup += len(_MARKUP.findall(chunk))
     if margins:
         wanted = {_SPACES.sub(" ", m).strip() for m in margins}
         for chunk in chunks:
@@ -518,7 +538,8 @@ def main() -> None:
         return
 
     gimp = gimp_documents()
-    paths = [PDF_PATH, *gimp]
+    markdown = markdown_document()
+    paths = [PDF_PATH, *gimp, markdown]
     sides = {"after": chunks_from(None, paths)}
     if args.before_tree:
         sides = {"before": chunks_from(args.before_tree, paths), **sides}
@@ -526,9 +547,11 @@ def main() -> None:
     margins = margin_lines(PDF_PATH)
     html_all = sentences(b for p in gimp for b in html_reference(p, content_only=False))
     html_content = sentences(b for p in gimp for b in html_reference(p, content_only=True))
+    markdown_ref = sentences(markdown_reference(markdown))
     print(f"TeX Live PDF: {len(pdf_ref)} reference sentences (pdftotext), {len(margins)} margin lines; "
-          f"GIMP: {len(gimp)} pages, {len(html_all)} sentences ({len(html_content)} without navigation)")
-    print(f"{'document / side':28} {'in text':>7} {'in chunk':>8} {'split':>6} {'spacing':>7} {'glued':>6} {'chunks':>6}"
+          f"GIMP: {len(gimp)} pages, {len(html_all)} sentences ({len(html_content)} without navigation); "
+          f"KTurtle Markdown: {len(markdown_ref)} sentences (pandoc)")
+    print(f"{'document / side':28} {'in text':>7} {'in chunk':>8} {'split':>6} {'spacing':>7} {'glued':>6} {'markup':>6} {'chunks':>6}"
           f" {'hyph (chunks)':>12}"
           f" {'margin (chunks)':>14} {'junk':>5} {'<200':>5}")
     gimp_keys = [str(p) for p in gimp]
@@ -537,6 +560,7 @@ def main() -> None:
             ("PDF " + name, measure(pdf_ref, produced, [str(PDF_PATH)], margins)),
             ("GIMP all " + name, measure(html_all, produced, gimp_keys)),
             ("GIMP content " + name, measure(html_content, produced, gimp_keys)),
+            ("Markdown " + name, measure(markdown_ref, produced, [str(markdown)])),
         ]
         for label, loss in rows:
             print(loss.row(label))

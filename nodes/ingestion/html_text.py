@@ -392,6 +392,15 @@ def extract(html: str, url: str | None = None) -> HtmlExtraction:
     )
 
 
+@with_libxml
+def render_whole(html: str) -> HtmlExtraction:
+    """Every block of `html` as a reader sees it, with no search for the main content: for markup
+    that is all content (Markdown rendered to HTML). The title is the first ``<h1>``."""
+    root = parse_tree(f"<html><body>{html}</body></html>")
+    text, sections = _join(render_blocks(root.find("body")))
+    return HtmlExtraction(text=text, title=_page_title(root), sections=sections)
+
+
 def to_document(extraction: HtmlExtraction, *, source_type: str, identifier: str,
                 meta: dict[str, str | int | float | bool | None] | None = None) -> ExtractedDocument:
     """The extraction as an ExtractedDocument (web pages and local HTML files alike)."""

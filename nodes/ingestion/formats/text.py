@@ -3,9 +3,9 @@
 A text file (or a text/plain page) tries a BOM, strict UTF-8 and BOM-less UTF-16, then
 charset-normalizer among the Cyrillic code pages; binary junk is refused (`decode_text`,
 `decode_declared`). A web page or HTML file tries a BOM, the declared charset, `<meta charset>`,
-strict UTF-8, then charset-normalizer's guess (`decode_body`). Lines wrapped inside a sentence are
-joined (`wrapped_lines`; never inside Markdown's fenced code), then Markdown `#` and underlined
-headings become sections (not inside fenced code)."""
+strict UTF-8, then charset-normalizer's guess (`decode_body`). A plain text's lines wrapped inside a
+sentence are joined (`wrapped_lines`); Markdown is rendered to the text its reader sees, its headings
+becoming sections (`markdown_text`)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,16 @@ import codecs
 import re
 import unicodedata
 
+from typing import TYPE_CHECKING
+
 from nodes.ingestion.formats import wrapped_lines
 from nodes.ingestion.formats.base import Format, Upload, clean_text, empty
-from grove.core.ingest_types import ExtractedDocument, IngestError, Section
+from grove.core.ingest_types import ExtractedDocument, IngestError
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
+
+    from nodes.ingestion.html_text import HtmlExtraction
 
 _FALLBACK_CODEPAGES = ["cp1251", "koi8_r", "cp866"]
 MARKDOWN_EXTENSIONS = {".md", ".markdown"}
@@ -157,61 +164,46 @@ def decode_body(body: bytes, declared: str | None, html: bool) -> tuple[str, str
     return body.decode(chosen, errors="replace"), chosen
 
 
-_MD_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
-_MD_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_MD_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_LEFTOVER_LINK = re.compile(r'\[([^\[\]\n]*)\]\([^()\s]+(?:\s+"[^"\n]*")?\)')
+_LEFTOVER_CLOSE = re.compile(r'^\]\([^()\s]+(?:\s+"[^"\n]*")?\)')
 
 
-def fenced_lines(text: str) -> set[int]:
-    """Indexes of the lines of Markdown's fenced code blocks, their fences included."""
-    fenced: set[int] = set()
-    fence: str | None = None
-    for index, line in enumerate(text.split("\n")):
-        opened = _MD_FENCE.match(line)
-        if fence is not None:
-            fenced.add(index)
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence):
-                fence = None
-        elif opened:
-            fence = opened.group(1)
-            fenced.add(index)
-    return fenced
+def _drop_leftover_links(children: list[Token]) -> None:
+    """Link syntax the parser left as text, reduced to the link's words. pandoc writes a link inside
+    a link («[*[RGB](g.html#rgb "…")*](g.html#rgb)»); CommonMark keeps only the inner one, and the
+    outer one's «[» and «](g.html#rgb)» would reach the reader. Code spans are not text tokens."""
+    opened: Token | None = None
+    for child in children:
+        if child.type != "text":
+            continue
+        child.content = _LEFTOVER_LINK.sub(r"\1", child.content)
+        if opened is not None and (close := _LEFTOVER_CLOSE.match(child.content)):
+            opened.content = opened.content[:-1]
+            child.content = child.content[close.end():]
+            opened = None
+        if child.content.endswith("["):
+            opened = child
 
 
-def markdown_sections(text: str) -> list[Section]:
-    """Sections of a Markdown text: ATX (`## Title`) and setext (underlined) headings,
-    ignoring lines inside fenced code blocks."""
-    starts: list[tuple[int, int, str]] = []  # (offset, level, heading)
-    fenced = fenced_lines(text)
-    offset = 0
-    previous: tuple[int, str] | None = None  # the last non-blank paragraph line
-    for index, line in enumerate(text.split("\n")):
-        if index in fenced:
-            previous = None
-        elif (atx := _MD_ATX.match(line)) is not None:
-            starts.append((offset, len(atx.group(1)), atx.group(2).strip()))
-            previous = None
-        elif (setext := _MD_SETEXT.match(line)) is not None and previous is not None:
-            starts.append((previous[0], 1 if setext.group(1)[0] == "=" else 2, previous[1]))
-            previous = None
-        else:
-            previous = (offset, line.strip()) if line.strip() else None
-        offset += len(line) + 1
-    blocks_at: list[tuple[int, list[str]]] = []
-    stack: list[tuple[int, str]] = []
-    for start, level, heading in starts:
-        while stack and stack[-1][0] >= level:
-            stack.pop()
-        stack.append((level, heading))
-        blocks_at.append((start, [h for _, h in stack]))
-    sections: list[Section] = []
-    if blocks_at and blocks_at[0][0] > 0:
-        sections.append(Section(start=0, end=blocks_at[0][0], path=[]))
-    for i, (start, path) in enumerate(blocks_at):
-        end = blocks_at[i + 1][0] if i + 1 < len(blocks_at) else len(text)
-        if end > start:
-            sections.append(Section(start=start, end=end, path=path))
-    return sections
+def markdown_text(source: str) -> HtmlExtraction:
+    """Markdown as its reader sees it: emphasis, code spans, links and escapes become their words,
+    code blocks stay as written, list items keep a «- » or «1. », table rows read «cell | cell»,
+    and headings become sections. A paragraph's line breaks are spaces, as in any renderer.
+
+    The markup itself never reaches the store: a quote reading «**`вперёд 100`**» or a link
+    target «(using-kturtle.html#the-editor "Редактор")» is noise to the user and to the model.
+    CommonMark (with tables and strikethrough) renders to HTML, and the HTML renderer every web
+    page goes through (`nodes.ingestion.html_text`) turns that into text and sections."""
+    from markdown_it import MarkdownIt
+
+    from nodes.ingestion import html_text
+
+    parser = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    tokens = parser.parse(source)
+    for token in tokens:
+        if token.type == "inline" and token.children:
+            _drop_leftover_links(token.children)
+    return html_text.render_whole(parser.renderer.render(tokens, parser.options, {}))
 
 
 def parse(upload: Upload) -> ExtractedDocument:
@@ -222,16 +214,15 @@ def parse(upload: Upload) -> ExtractedDocument:
         raise empty(name, f"text file {name} is empty")
     markdown = upload.ext in MARKDOWN_EXTENSIONS or (upload.ext not in FORMAT.extensions
                                                      and upload.mime in MARKDOWN_MIME_TYPES)
-    text, joined = wrapped_lines.join_wrapped_lines(text, wrapped_lines.body_line_length([text]),
-                                                    keep=fenced_lines(text) if markdown else ())
-    title = None
-    sections: list[Section] = []
     if markdown:
-        heading = re.search(r"^#\s+(.+?)\s*#*\s*$", text, re.M)
-        title = heading.group(1) if heading else None
-        sections = markdown_sections(text)
-    return ExtractedDocument(source_type="md" if markdown else "txt", source_identifier=name, title=title,
-                             text=text, sections=sections, meta={"encoding": encoding, "lines_joined": joined})
+        rendered = markdown_text(text)
+        if not rendered.text.strip():
+            raise empty(name, f"Markdown file {name} renders to no text")
+        return ExtractedDocument(source_type="md", source_identifier=name, title=rendered.title,
+                                 text=rendered.text, sections=rendered.sections, meta={"encoding": encoding})
+    text, joined = wrapped_lines.join_wrapped_lines(text, wrapped_lines.body_line_length([text]))
+    return ExtractedDocument(source_type="txt", source_identifier=name, text=text,
+                             meta={"encoding": encoding, "lines_joined": joined})
 
 
 def looks_like_text(head: bytes) -> bool:

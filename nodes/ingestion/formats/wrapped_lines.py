@@ -9,7 +9,7 @@ Figures: bench/README.md, «PDF text layer and extraction loss» (bench.extracti
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections.abc import Sequence
 
 from chunking.paragraphs import starts_list_item
 
@@ -46,17 +46,15 @@ def wrapped(line: str, following: str, body_line: int) -> bool:
     return (start[0].isalpha() or start[0] in _OPENING) and (line[-1].isalpha() or line.endswith((",", ";")))
 
 
-def join_wrapped_lines(text: str, body_line: int, keep: Container[int] = ()) -> tuple[str, int]:
+def join_wrapped_lines(text: str, body_line: int) -> tuple[str, int]:
     """The text with line breaks inside sentences turned into spaces, and how many were joined.
-    Lines whose index is in `keep` (a Markdown code fence) are never joined to or from. A line broken
-    after a slash («/etc/\\nmanpath.config», as WeasyPrint breaks a path) joins without a space."""
+    A line broken after a slash («/etc/\\nmanpath.config», as WeasyPrint breaks a path) joins without a space."""
     lines = text.split("\n")
     out = lines[:1]
     joined = 0
-    for index, following in enumerate(lines[1:], 1):
+    for following in lines[1:]:
         line = out[-1]
-        if (index not in keep and index - 1 not in keep and line.strip() and following.strip()
-                and wrapped(line, following, body_line)):
+        if line.strip() and following.strip() and wrapped(line, following, body_line):
             line = line.rstrip()  # a path or a link broken after its slash joins without a space
             out[-1] = f"{line}{'' if line.endswith('/') else ' '}{following.strip()}"
             joined += 1
