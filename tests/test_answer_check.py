@@ -262,6 +262,31 @@ def test_only_a_strict_check_asks_for_backed_sentences() -> None:
     assert "unsupported" not in degenerate(Draft(invented["draft"], invented["question"], invented["fragments"]))
 
 
+KALARM = json.loads((FIXTURES / "kalarm_drafts.json").read_text(encoding="utf-8"))["drafts"]
+
+
+@pytest.mark.parametrize("case", [*KALARM, *DRAFTS], ids=[d["id"] for d in [*KALARM, *DRAFTS]])
+def test_a_draft_stating_the_questions_terms_that_no_fragment_holds_is_unfounded(
+        case: dict[str, object], lexical_quotes: None) -> None:
+    """«Включить тёмную тему оформления в KAlarm можно так: …» over a passage on starting at login (VU05),
+    clock synchronisation over the time-zone box (VU10), autostart steps over passages on opening files
+    (FU07); the answers in the model's own words over the passages that hold them (V005, V011, V017,
+    F005, F013, F025) are kept."""
+    draft = Draft(str(case["draft"]), str(case["question"]), list(case["fragments"]), strict=True)  # type: ignore[call-overload]
+    assert ("unfounded" in degenerate(draft)) is (not case["answerable"])
+
+
+def test_the_questions_terms_a_fragment_holds_or_a_covering_fragment_are_founded(lexical_quotes: None) -> None:
+    question = "Как перезимовать голубике на балконе?"
+    draft = "Голубику на балконе перезимовать легко: укройте кусты лапником [1]."
+    assert "unfounded" in failed(draft, question, RASPBERRY)
+    # the same terms in a fragment: the draft repeats the documents, not the question
+    assert "unfounded" not in failed(draft, question, [*RASPBERRY, "Голубика на балконе зимует под лапником."])
+    # one term of the question alone is the user's wording, not a claim
+    assert "unfounded" not in failed("Малину на балконе весной подкармливают азотом [1].", SPRING, RASPBERRY)
+    assert "unfounded" not in failed(draft, question, RASPBERRY, strict=False)
+
+
 def test_only_a_strict_check_looks_for_invented_tokens() -> None:
     assert "invents" not in failed("Установите prologues в 2 и запускайте mpost -s [1].", SELF_CONTAINED,
                                    [PROLOGUES], strict=False)

@@ -455,6 +455,26 @@ def test_a_refusal_over_fragments_that_do_not_cover_the_question_stands_over_the
     assert f"«{RASPBERRY[2]}»" in body and re.search(r"малина\.pdf, с\. 3\b", block)
 
 
+def test_a_draft_stating_what_no_passage_holds_is_replaced_by_the_nearest_passage_not_asked_again(
+        store: str, local: ScriptedLLM, user_id: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37 (VU05): the question's own terms said as fact over passages on another matter. The reply
+    says the documents hold no direct answer and shows the nearest passage as such; asked again from
+    the nearest passages, the model would bend them again, so it is not."""
+    import nodes.answering.answer_check
+
+    monkeypatch.setattr(nodes.answering.answer_check, "REFUSAL_OVERRULE_COVERAGE", 1.01)  # nothing covers it
+    monkeypatch.setattr(nodes.answering.answer_check, "MEANING_FLOOR_COVERAGE", 1.01)
+    index(user_id, "малина.pdf", RASPBERRY)
+    local.script(text("Ухаживать за ремонтантной малиной на балконе осенью просто: кадки ставят на пенопласт [1]."),
+                 text("Осенью малину укрывают [1]."))
+    answer = ask_chat("Как ухаживать за ремонтантной малиной осенью на балконе?", user_id)
+    body, block = answer.text.partition("Информация взята из:")[::2]
+    assert answer.gate_passed and answer.fallback and "unfounded" in answer.degenerate
+    assert len(local.requests) == 1 and not answer.reasked
+    assert body.startswith(NEAREST_LEAD) and "балкон" not in body and "пенопласт" not in body
+    assert f"«{RASPBERRY[2]}»" in body and re.search(r"малина\.pdf, с\. 3\b", block)
+
+
 def test_a_refusal_over_passing_fragments_is_asked_again_from_the_answering_passage(
         store: str, local: ScriptedLLM, user_id: int) -> None:
     """Issue 37: «не нашёл» over the very passage that answers; given that passage alone, the model answers."""

@@ -160,9 +160,10 @@ def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], po
         return None
     settings = get_settings()
     refused = is_refusal(reply.content)
-    if not refused and not pipeline.failures(reply, question, shown, max_chars=settings.local_answer_max_chars,
-                                             strict=settings.local_answer_strict):
-        return None
+    failed = [] if refused else pipeline.failures(reply, question, shown, max_chars=settings.local_answer_max_chars,
+                                                  strict=settings.local_answer_strict)
+    if not refused and (not failed or "unfounded" in failed):
+        return None  # asked again from passages that do not cover the question, the model bends them again
     answered = refused and covers(question, [f.text for f in shown])  # what `_refused` overrules
     if refused and not answered:
         return None
