@@ -73,6 +73,11 @@ Sets (nothing here edits a set):
   KAlarm alarm scheduler, typeset to one PDF by pandoc and LuaLaTeX; both committed in bench/sets/docs/ and
   ingested as files), each with 10 unanswerable ones: written on 2026-11-27 after S and T — the next held-out
   check.
+* ``marble``, ``maintguide`` — sets W and X (bench/sets/marble_handbook_docx_ru.json: 20 questions over the whole
+  Russian handbook of Marble, KDE's virtual globe and atlas, joined from KDE's HTML into one DOCX by pandoc;
+  bench/sets/maint_guide_odt_ru.json: 20 questions over chapters 1-3 of the Russian Debian New Maintainers' Guide,
+  converted from its XHTML into one ODT by LibreOffice; both committed in bench/sets/docs/ and ingested as files),
+  each with 10 unanswerable ones: written on 2026-11-27 after U and V — the next held-out check.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -127,7 +132,8 @@ INGESTION_SETTINGS = ("chunking", "chunk_target_chars", "chunk_overlap_chars", "
                       "chunk_merge_chars", "chunk_context")
 SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "doublecmd", "texlive-dev", "gimp-dev",
              "installguide", "omegat", "flowblade", "aptitude", "mandb", "pymorphy2", "aisleriot", "gnomehelp",
-             "mchelp", "skycultures", "evolution", "evince", "terminal", "seahorse", "kturtle", "kalarm")
+             "mchelp", "skycultures", "evolution", "evince", "terminal", "seahorse", "kturtle", "kalarm",
+             "marble", "maintguide")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -344,6 +350,9 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "kturtle": lambda: load_needle_set("kturtle_handbook_md_ru.json", "kturtle",
                                            "kturtle_handbook_md_silent_ru.json"),
         "kalarm": lambda: load_needle_set("kalarm_handbook_pdf_ru.json", "kalarm", "kalarm_handbook_pdf_silent_ru.json"),
+        "marble": lambda: load_needle_set("marble_handbook_docx_ru.json", "marble",
+                                          "marble_handbook_docx_silent_ru.json"),
+        "maintguide": lambda: load_needle_set("maint_guide_odt_ru.json", "maintguide", "maint_guide_odt_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
