@@ -348,14 +348,9 @@ def _job_run_name(parameters: dict[str, Any]) -> str:
 
 
 @flow(name="ingest-job", flow_run_name=_job_run_name)
-def ingest_job(job: jobs.Job, stop: threading.Event | None = None) -> list[IngestOutcome]:
-    """Index an upload in the background: progress in its acknowledgement, then the confirmation.
-
-    The confirmation and the job's end are written in one transaction and delivered after it,
-    so a crash between them never confirms twice or forgets to confirm.
-    """
-    from nodes.telegram.reply import deliver_row, send_reply
-
+def ingest_job(job: jobs.Job, stop: threading.Event | None = None) -> jobs.Ending:
+    """Index an upload in the background: progress in its acknowledgement; returns the confirmation,
+    which the worker writes with the job's end in one transaction and delivers after it."""
     items = [IngestItem.model_validate(i) for i in job.payload["items"]]
     progress = ProgressMessage(job, [i.label for i in items], get_settings().progress_every,
                                stop or threading.Event())
@@ -369,20 +364,20 @@ def ingest_job(job: jobs.Job, stop: threading.Event | None = None) -> list[Inges
     discard_pending(job.user_id)  # what an edit that failed or was cut short left unsearchable
     with reporting(progress):
         outcomes = ingest(items, job.user_id, job_id=job.id, pending=edit)
-    stored = {o.document_id for o in outcomes if o.status != "failed" and o.document_id is not None}
+    stored = sorted({o.document_id for o in outcomes if o.status != "failed" and o.document_id is not None})
     failed = [o for o in outcomes if o.status == "failed"]
-    source = outbox.Source(job_id=job.id)
-    with outbox.committed(source, deliver_row):
-        replaced = 0
+    replaced = [d for d in earlier if d not in stored] if edit and stored else []
+
+    def writes() -> None:
         if edit and stored:
-            activate_documents(job.user_id, sorted(stored))
-            replaced = delete_documents(job.user_id, [d for d in earlier if d not in stored])
-        text = confirmation(outcomes)
-        if replaced:
-            text = f"{texts.edit_replaced(replaced)}\n{text}"
-        send_reply("telegram", Reply(chat_id=job.chat_id, text=text, edits_reply=job.ack_id))
-        jobs.finish(job.id, "failed" if failed else "done",
-                    result={"outcomes": [o.model_dump(mode="json") for o in outcomes],
-                            "progress_edits": progress.edits, "trace": _trace()},
-                    error="; ".join(f"{o.name}: {o.reason}" for o in failed) or None)
-    return outcomes
+            activate_documents(job.user_id, stored)
+            delete_documents(job.user_id, replaced)
+
+    text = confirmation(outcomes)
+    if replaced:
+        text = f"{texts.edit_replaced(len(replaced))}\n{text}"
+    return jobs.Ending(replies=[Reply(chat_id=job.chat_id, text=text, edits_reply=job.ack_id)],
+                       status="failed" if failed else "done",
+                       result={"outcomes": [o.model_dump(mode="json") for o in outcomes],
+                               "progress_edits": progress.edits, "trace": _trace()},
+                       error="; ".join(f"{o.name}: {o.reason}" for o in failed) or None, writes=writes)

@@ -193,3 +193,40 @@ def test_set_ack_is_returned_with_the_claim(pg_url: str, user_id: int) -> None:
     assert _job(pg_url, job_id)["ack_id"] == ack
     claimed = jobs.claim("w", 60, [kind])
     assert claimed is not None and claimed.ack_id == ack
+
+
+def test_a_jobs_ending_is_written_in_one_transaction_and_sent_after_it(
+        pg_url: str, user_id: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job returns how it ends, as a turn returns its replies; the worker writes its last writes, its
+    reply and its end together, and sends the reply once they are committed — or nothing at all."""
+    import grove.app.worker
+    from grove.core.messages import Reply
+
+    kind = _kind(user_id)
+    job_id = jobs.enqueue(kind, user_id, user_id, {})
+    job = jobs.claim("w1", 60, [kind])
+    assert job is not None
+    sent: list[str] = []
+    monkeypatch.setattr(grove.app.worker, "deliver_row", lambda row, done: sent.append(row.payload["text"]))
+
+    def queued() -> int:
+        with psycopg.connect(pg_url) as conn:
+            row = conn.execute("select count(*) from outbox where chat_id = %s", (user_id,)).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    def full_disk() -> None:
+        outbox.add(user_id, {"text": "не должно остаться"})  # written in the same transaction
+        raise RuntimeError("disk full")
+
+    reply = Reply(chat_id=user_id, text="Проиндексировано: малина.pdf")
+    with pytest.raises(RuntimeError):
+        grove.app.worker.close(job, jobs.Ending(replies=[reply], status="done", writes=full_disk))
+    assert _job(pg_url, job_id)["status"] == "running" and queued() == 0 and sent == []
+
+    wrote: list[int] = []
+    grove.app.worker.close(job, jobs.Ending(replies=[reply], status="done", result={"chunks": 3},
+                                            writes=lambda: wrote.append(job_id)))
+    row = _job(pg_url, job_id)
+    assert wrote == [job_id] and (row["status"], row["result"], row["finished"]) == ("done", {"chunks": 3}, True)
+    assert queued() == 1 and sent == ["Проиндексировано: малина.pdf"]

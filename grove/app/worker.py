@@ -16,7 +16,6 @@ import signal
 import socket
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from flows.ingest import JobStopped, ingest_job
 from grove.store import jobs, outbox
@@ -24,7 +23,7 @@ from grove.core import runs
 from grove.store.db import StoreUnavailable
 from grove.core.messages import Reply
 from grove.core.settings import get_settings
-from nodes.telegram.reply import deliver_row, send_now, send_reply
+from nodes.telegram.reply import deliver_row, send_now, send_replies
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +34,9 @@ STORE_LOST = ("База данных сейчас недоступна: инде
 GAVE_UP = "Не получилось проиндексировать: обработка несколько раз прерывалась. Попробуйте прислать ещё раз."
 FAILED = "Не получилось проиндексировать: внутренняя ошибка. Попробуйте, пожалуйста, ещё раз позже."
 
-# What runs a job of each kind (a registry: a new kind of background work is one entry).
-KINDS: dict[str, Callable[[jobs.Job, threading.Event], Any]] = {
+# What runs a job of each kind (a registry: a new kind of background work is one entry); it returns
+# how the job ends, which `close` writes.
+KINDS: dict[str, Callable[[jobs.Job, threading.Event], jobs.Ending]] = {
     "ingest": ingest_job,
 }
 
@@ -83,7 +83,7 @@ class JobWorker:
         heartbeat = threading.Thread(target=self._heartbeat, args=(job, stop), daemon=True)
         heartbeat.start()
         try:
-            KINDS[job.kind](job, stop)
+            close(job, KINDS[job.kind](job, stop))
             self.done += 1
         except (JobStopped, StoreUnavailable) as exc:
             if self.stop_event.is_set():
@@ -123,13 +123,21 @@ class JobWorker:
             pass  # the lease runs out instead
 
     def _end(self, job: jobs.Job, text: str, reason: str) -> None:
-        """Close a job as failed with a message in its acknowledgement, in one transaction."""
-        source = outbox.Source(job_id=job.id)
+        """Close a job as failed with a message in its acknowledgement, in a failed run of its own."""
         with runs.run("ingest-job", f"ingest-job-{job.id}-user{job.user_id}", {"job": job}) as run:
             run.fail(reason)
-            with outbox.committed(source, deliver_row):
-                send_reply("telegram", Reply(chat_id=job.chat_id, text=text, edits_reply=job.ack_id))
-                jobs.finish(job.id, "failed", error=reason)
+            close(job, jobs.Ending(replies=[Reply(chat_id=job.chat_id, text=text, edits_reply=job.ack_id)],
+                                   status="failed", error=reason))
+
+
+def close(job: jobs.Job, ending: jobs.Ending) -> None:
+    """The job's last writes, its replies and its end in one transaction; the replies sent once it
+    commits (as a turn's are, `grove.app.dispatch.process`)."""
+    with outbox.committed(outbox.Source(job_id=job.id), deliver_row):
+        if ending.writes is not None:
+            ending.writes()
+        send_replies("telegram", ending.replies)
+        jobs.finish(job.id, ending.status, result=ending.result, error=ending.error)
 
 
 def work_forever() -> None:

@@ -9,11 +9,13 @@ the order they were asked for; different users' jobs may run side by side.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from psycopg.types.json import Jsonb
 
+from grove.core.messages import Reply
 from grove.store.db import transaction
 
 MAX_ATTEMPTS = 3
@@ -29,6 +31,19 @@ class Job:
     payload: dict[str, Any]
     attempts: int
     ack_id: int | None
+
+
+@dataclass
+class Ending:
+    """How a job ends, returned by the job as a turn returns its replies: the worker writes it, with the
+    job's last `writes`, in the one transaction that closes the job, and the replies go out after it
+    commits (`grove.app.worker.close`) — a crash never confirms twice or forgets to confirm."""
+
+    replies: list[Reply]
+    status: Literal["done", "failed"]
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    writes: Callable[[], None] | None = field(default=None, repr=False)
 
 
 def enqueue(kind: str, user_id: int, chat_id: int, payload: dict[str, Any], *,
