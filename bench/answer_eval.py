@@ -130,7 +130,7 @@ def server_options(changes: dict[str, str], settings: Any) -> tuple[str, int, st
 
 # Runs inside a configuration's process, in that tree: ask each question of the chat flow.
 DRIVER = r'''
-import json, sys, time
+import inspect, json, sys, time
 job = json.load(sys.stdin)
 from grove.store.db import transaction
 from flows.chat import chat
@@ -167,7 +167,10 @@ for item in job["questions"]:
     started = time.perf_counter()
     if streaming is None:
         answer = chat(item["text"], item["owner"], session)
-    else:
+    elif "show" in inspect.signature(getattr(chat, "fn", chat)).parameters:  # the draft is handed in
+        with streaming("telegram", item["owner"], seen) as draft:
+            answer = chat(item["text"], item["owner"], session, show=draft.show if draft else None)
+    else:  # an older tree: its model calls find the draft themselves
         with streaming("telegram", item["owner"], seen):
             answer = chat(item["text"], item["owner"], session)
     seconds = time.perf_counter() - started

@@ -6,15 +6,22 @@ tiers; without one, a question is a chat turn over the user's own base (seed 001
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Protocol
 
 from flows.chat import ChatAnswer, chat
 from flows.consultation import ConsultationAnswer, consultation
 from grove.core.domain_profile import active_profile
+from nodes.telegram.stream import Show
 
 Answer = ChatAnswer | ConsultationAnswer
 
 
-def answering_flow() -> Callable[[str, int, str], Answer]:
+class AnsweringFlow(Protocol):
+    """A question answered; `show` is the turn's draft the answer is written into, if any."""
+
+    def __call__(self, question: str, user_id: int, session_id: str, show: Show | None = None) -> Answer: ...
+
+
+def answering_flow() -> AnsweringFlow:
     """`consultation` when the deployment carries a domain profile, else `chat`."""
     return consultation if active_profile() is not None else chat

@@ -18,8 +18,7 @@ from grove.core.settings import get_settings
 from grove.core.shutdown import Stopped
 from nodes.answering import answer_pipeline as pipeline
 from nodes.answering.answer_prompt import TEMPLATE
-from nodes.answering.chat_drafts import (checked_draft, local_draft, remote_draft, turn_record,
-                                         turn_report)
+from nodes.answering.chat_drafts import checked_draft, local_draft, remote_draft, turn_record, turn_report
 from nodes.answering.context_signals import Signal
 from nodes.answering.llm import LLMError, current_endpoint
 from nodes.answering.plan import PlanError
@@ -31,6 +30,7 @@ from nodes.retrieval.retrieve import Fragment
 from nodes.store.chat_history import (NO_ANSWER_MARK, ChatMessage, Unanswered, answer_unanswered,
                                       is_retry_request, load_history, store_pair, unanswered_turn)
 from nodes.store.dialogue_metrics import record_turn, report_turn
+from nodes.telegram.stream import Show
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class ChatAnswer(BaseModel):
 
 
 @flow(name="chat", flow_run_name="chat-user{user_id}")
-def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
+def chat(question: str, user_id: int, session_id: str, show: Show | None = None) -> ChatAnswer:
     # «ещё раз» right after a turn left unanswered: that turn's question is this turn's question —
     # searched, answered and stored in its place; otherwise it is a message like any other.
     retried = unanswered_turn(user_id, session_id) if is_retry_request(question) else None
@@ -71,7 +71,7 @@ def chat(question: str, user_id: int, session_id: str) -> ChatAnswer:
         return planned
     local = current_endpoint().is_local
     try:
-        draft = (local_draft if local else remote_draft)(question, user_id, history, policy, rag_db_query)
+        draft = (local_draft if local else remote_draft)(question, user_id, history, policy, rag_db_query, show)
     except Stopped:  # «Стоп» before anything was on screen
         keep_pair(user_id, session_id, question, texts.ANSWER_STOPPED, retried)
         report_turn("chat", user_id, [*policy.signal_names, "stopped_by_user"], policy.guards,

@@ -23,7 +23,6 @@ from grove.core.settings import get_settings
 from nodes.answering import answer_pipeline as pipeline
 from nodes.answering.answer_check import CheckedAnswer
 from nodes.answering.chat_drafts import local_checked
-from nodes.telegram.stream import paused
 from nodes.answering.answer_prompt import AnswerContext, parts, render
 from nodes.store.chat_history import ChatMessage
 from nodes.answering.context_window import newest_pairs_within
@@ -56,8 +55,8 @@ def _budget() -> TokenBudgetManager:
 
 def _ask(messages: list[dict[str, Any]], response_tokens: int) -> tuple[str, int, dict[str, int]]:
     prompt_tokens = count_message_tokens(messages)
-    with paused():  # a plan's steps are not the answer: the draft shows only the final one
-        reply = complete(messages, max_tokens=response_tokens)
+    # Handed no draft (`on_text`): a plan's steps, its synthesis too, are not shown as they are written.
+    reply = complete(messages, max_tokens=response_tokens)
     return reply.content, prompt_tokens, reply.usage
 
 

@@ -36,6 +36,7 @@ from grove.core.domain_profile import DomainProfile, active_profile
 from nodes.answering.llm import current_endpoint
 from nodes.store.topics import Topic, close_topic, last_question, log_turn, open_topic, set_topic_culture
 from nodes.retrieval.unified_retrieve import Snippet
+from nodes.telegram.stream import Show
 
 Kind = Literal["answer", "clarification", "variety_question", "refusal", "failed"]
 
@@ -153,7 +154,8 @@ def _off_domain(profile: DomainProfile, question: str, user_id: int, session_id:
                               question=question, signals=["off_domain"])
 
 
-def new_question(profile: DomainProfile, question: str, user_id: int, session_id: str) -> ConsultationAnswer:
+def new_question(profile: DomainProfile, question: str, user_id: int, session_id: str,
+                 show: Show | None = None) -> ConsultationAnswer:
     intents = IntentRegistry.of(profile)
     if intents.off_domain(profile, question):
         return _off_domain(profile, question, user_id, session_id)
@@ -177,7 +179,7 @@ def new_question(profile: DomainProfile, question: str, user_id: int, session_id
         return _final(profile, context, question, culture,
                       ask_consultation_llm(profile, question, culture, "grounded", user_id, session_id,
                                            search_text, [Signal(name="followup")] if followup else None,
-                                           topic_id=topic.id),
+                                           topic_id=topic.id, show=show),
                       signals=signals, root=previous if followup else None)
     # An unclear question is first searched in the library's general part («общая информация»):
     # a documented answer beats a question back. With nothing there, the small local model asks
@@ -192,11 +194,12 @@ def new_question(profile: DomainProfile, question: str, user_id: int, session_id
     if snippets:
         return _final(profile, context, question, culture,
                       ask_consultation_llm(profile, question, culture, "grounded", user_id, session_id,
-                                           retrieved=(snippets, trace), topic_id=topic.id),
+                                           retrieved=(snippets, trace), topic_id=topic.id, show=show),
                       signals=signals)
     if current_endpoint().is_local:
         return _ask_culture(profile, context, signals, trace)
-    asked = ask_consultation_llm(profile, question, culture, "clarify", user_id, session_id, topic_id=topic.id)
+    asked = ask_consultation_llm(profile, question, culture, "clarify", user_id, session_id, topic_id=topic.id,
+                                 show=show)
     if not asked.failed and is_clarification_question(asked.text):
         save_state(user_id, State.WAITING_CLARIFICATION, context, 1)
         log_turn(user_id, session_id, topic.id, question, asked.text)
@@ -205,7 +208,8 @@ def new_question(profile: DomainProfile, question: str, user_id: int, session_id
     return _final(profile, context, question, culture, asked, signals=signals)
 
 
-def variety_answer(profile: DomainProfile, state: ConsultationState, answer: str) -> ConsultationAnswer:
+def variety_answer(profile: DomainProfile, state: ConsultationState, answer: str,
+                   show: Show | None = None) -> ConsultationAnswer:
     """Handler 1 of seed 000: map «летняя» / «НСД» / …, else classify root + answer again."""
     context = state.context
     assert context is not None
@@ -218,11 +222,12 @@ def variety_answer(profile: DomainProfile, state: ConsultationState, answer: str
         set_topic_culture(context.topic_id, culture)
     question = f"{context.root_question} ({answer})"
     asked = ask_consultation_llm(profile, question, culture, "grounded", context.user_id, context.session_id,
-                                 topic_id=context.topic_id)
+                                 topic_id=context.topic_id, show=show)
     return _final(profile, context, question, culture, asked, signals=signals)
 
 
-def clarification_answer(profile: DomainProfile, state: ConsultationState, answer: str) -> ConsultationAnswer:
+def clarification_answer(profile: DomainProfile, state: ConsultationState, answer: str,
+                         show: Show | None = None) -> ConsultationAnswer:
     """Handler 2 of seed 000: classify root + answer; still unclear / general / specific."""
     context = state.context
     assert context is not None
@@ -237,12 +242,12 @@ def clarification_answer(profile: DomainProfile, state: ConsultationState, answe
         return _variety_question(profile, moved, state.turns + 1, signals)
     if case == "specific":
         asked = ask_consultation_llm(profile, combined, culture, "grounded", context.user_id, context.session_id,
-                                     topic_id=context.topic_id)
+                                     topic_id=context.topic_id, show=show)
         return _final(profile, context, combined, culture, asked, signals=signals)
     if state.turns >= get_settings().consultation_max_clarifications:
         # Stall guard: the user has been asked enough; answer as well as possible and leave the loop.
         asked = ask_consultation_llm(profile, combined, culture, "best_general", context.user_id,
-                                     context.session_id, topic_id=context.topic_id)
+                                     context.session_id, topic_id=context.topic_id, show=show)
         if asked.failed or asked.fallback or is_clarification_question(asked.body):
             return _cannot_tell(profile, context, combined, culture, signals, asked.trace)
         return _final(profile, context, combined, culture, asked, signals=signals, guards=["stall"])
@@ -270,14 +275,15 @@ def _report(user_id: int, state: str | None, result: ConsultationAnswer) -> None
 
 # What answers a message while the user's consultation waits for something (states as data, as
 # python-telegram-bot's ConversationHandler declares them); a user in no state asks a new question.
-WAITING: dict[State, Callable[[DomainProfile, ConsultationState, str], ConsultationAnswer]] = {
+# Each is handed the turn's draft (`show`), which the model's answer is written into.
+WAITING: dict[State, Callable[[DomainProfile, ConsultationState, str, Show | None], ConsultationAnswer]] = {
     State.WAITING_VARIETY: variety_answer,
     State.WAITING_CLARIFICATION: clarification_answer,
 }
 
 
 @flow(name="consultation", flow_run_name="consultation-user{user_id}")
-def consultation(question: str, user_id: int, session_id: str) -> ConsultationAnswer:
+def consultation(question: str, user_id: int, session_id: str, show: Show | None = None) -> ConsultationAnswer:
     profile = active_profile()
     if profile is None:
         raise RuntimeError("the consultation flow needs a domain profile (GROVE_DOMAIN_PROFILE)")
@@ -286,8 +292,8 @@ def consultation(question: str, user_id: int, session_id: str) -> ConsultationAn
         clear_state(user_id)  # a clarification from a cleaned session does not leak into the new one
         state = ConsultationState(user_id=user_id, state=None, context=None)
     waiting = WAITING.get(state.state) if state.state is not None else None
-    result = (waiting(profile, state, question) if waiting is not None
-              else new_question(profile, question, user_id, session_id))
+    result = (waiting(profile, state, question, show) if waiting is not None
+              else new_question(profile, question, user_id, session_id, show))
     record_turn(user_id, "consultation", TEMPLATE, result.signals, result.guards,
                 {"kind": result.kind, "culture": result.culture, "state_before": state.state,
                  "fragments": len(result.snippets)})

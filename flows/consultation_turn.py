@@ -33,6 +33,7 @@ from nodes.answering.llm import LLMDeadlineExceeded, LLMError, answer_decoding, 
 from nodes.answering.token_budget import count_tokens
 from nodes.answering.turn_policy import TurnPolicy, prepare_turn
 from nodes.retrieval.unified_retrieve import Snippet, retrieve_unified_snippets
+from nodes.telegram.stream import Show
 
 
 class Asked(BaseModel):
@@ -82,14 +83,15 @@ def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: 
                          user_id: int, session_id: str, search_text: str | None = None,
                          signals: list[Signal] | None = None,
                          retrieved: tuple[list[Snippet], list[str]] | None = None,
-                         topic_id: int | None = None) -> Asked:
+                         topic_id: int | None = None, show: Show | None = None) -> Asked:
     """`ask_consultation_llm` of seed 000: retrieval unless clarifying, the one template, one completion.
 
     `search_text` is what is embedded for retrieval when it differs from the user's words
     (a follow-up is searched together with the question it follows); `retrieved` is a
     retrieval already made (snippets, trace). The history is the topic's own (`topic_id`),
     and none at all when an approved pair matched: the model then follows the pair, not an
-    earlier reply it would otherwise repeat. The draft is checked before it is returned.
+    earlier reply it would otherwise repeat. The draft is checked before it is returned; while it
+    is written, it is shown in `show` (the turn's draft, if any).
     """
     settings = get_settings()
     snippets: list[Snippet] = []
@@ -118,9 +120,10 @@ def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: 
     ask = llm_task()
     decoding = answer_decoding()
     try:
-        reply = ask(messages, decoding=decoding)
+        reply = ask(messages, decoding=decoding, on_text=show)
         if not approved:  # an approved pair is followed, even when the last reply followed it too
-            reply, policy = pipeline.regenerated(ask, messages, reply, policy, prompt, decoding=decoding)
+            reply, policy = pipeline.regenerated(ask, messages, reply, policy, prompt, decoding=decoding,
+                                                 on_text=show)
     except LLMDeadlineExceeded as exc:
         if not snippets:
             return _failed(user_id, exc, trace, policy)

@@ -397,6 +397,30 @@ def test_a_degenerate_consultation_answer_is_quoted_and_not_queued(
     assert logged == 2
 
 
+def test_a_consultation_shows_its_answer_in_the_draft_it_is_handed_and_nothing_else(
+        store: str, env, user_id: int) -> None:  # type: ignore[no-untyped-def]
+    """The turn's draft is handed to the consultation's answer call: the model's words reach it as they
+    are written, the culture classifier's label (a call handed no draft) does not."""
+    from flows.consultation import consultation
+    from nodes.store.user_state import session_of
+
+    blueberry = f"Голубику сажают в кислую почву с pH 4–5, в яму добавляют верховой торф ({user_id})."
+    document = index(LIBRARY_OWNER, f"голубика-{user_id}.pdf", [blueberry], "голубика")
+    said = "Голубику сажают в кислую почву с pH 4–5, добавив в яму верховой торф [1]."
+    model = Classifier({"Как посадить голубику?": "голубика"}, [said])
+    seen: list[str] = []
+    try:
+        with ScriptedLLM(default=model) as server:
+            env(GROVE_LOCAL_LLM_URL=server.base_url, GROVE_LLM_RETRIES="0", GROVE_DOMAIN_PROFILE="berries")
+            answer = consultation("Как посадить голубику?", user_id, session_of.fn(user_id, user_id),
+                                  show=seen.append)
+    finally:
+        with psycopg.connect(store) as conn:
+            conn.execute("delete from documents where id = %s", (document,))
+    assert answer.kind == "answer" and answer.culture == "голубика" and len(model.answered) == 1
+    assert seen and seen[-1] == said and all(said.startswith(s) for s in seen)  # the answer's words only
+
+
 def test_a_degenerate_consultation_answer_over_a_passage_that_does_not_answer_is_the_nearest(
         store: str, env, user_id: int) -> None:  # type: ignore[no-untyped-def]
     from flows.texts import CONSULTATION_EXTRACT_LEAD, CONSULTATION_NEAREST_LEAD

@@ -153,7 +153,6 @@ GLOBAL_STATE = {
     "nodes/embedding/embedder.py": "the embedding model, loaded once per process",
     "nodes/ingestion/transcribe.py": "the speech model, loaded once per process",
     "nodes/telegram/reply.py": "console replies held until the turn's transaction commits",
-    "nodes/telegram/stream.py": "the draft an answer streams into",
 }
 
 

@@ -11,7 +11,6 @@ import pytest
 
 from nodes.answering.llm import Decoding, chatml, complete_text, Endpoint, LLMError
 from nodes.answering.opening import TOKENS_PER_WORD, opened
-from nodes.telegram.stream import _sink
 from tests.support.scripted_llm import ScriptedLLM, text, trickle
 
 RULES = "Ты — ассистент. Отвечай по фрагментам."
@@ -31,19 +30,15 @@ def server(env):  # type: ignore[no-untyped-def]
 
 
 def shown_by(call):  # type: ignore[no-untyped-def]
-    """What the draft was shown during `call()`."""
+    """What the draft handed to `call(show)` was shown."""
     seen: list[str] = []
-    token = _sink.set(seen.append)
-    try:
-        return call(), seen
-    finally:
-        _sink.reset(token)
+    return call(seen.append), seen
 
 
 def test_the_rest_continues_the_first_words_from_the_whole_fragments(server: ScriptedLLM) -> None:
     server.script(text("Весной малину подкармливают азотом [2]. Это важно для роста."),
                   trickle(0.01, text(" азотом: 15 г мочевины на метр [2].")))
-    reply, seen = shown_by(lambda: opened(FIRST, WHOLE_REQUEST, Decoding(max_tokens=120), words=3))
+    reply, seen = shown_by(lambda show: opened(FIRST, WHOLE_REQUEST, Decoding(max_tokens=120), words=3, show=show))
     opening_request, rest_request = server.requests
     assert opening_request["prompt"] == chatml(FIRST)  # one passage, not the fragments
     assert "целиком" not in opening_request["prompt"]
@@ -77,7 +72,7 @@ def test_the_opening_never_takes_the_models_last_word(server: ScriptedLLM) -> No
 
 def test_a_refusing_opening_is_dropped_and_the_answer_asked_from_its_start(server: ScriptedLLM) -> None:
     server.script(text("В ваших документах об этом не сказано."), text("Весной азотом: 15 г мочевины [2]."))
-    reply, seen = shown_by(lambda: opened(FIRST, WHOLE_REQUEST, None, words=6))
+    reply, seen = shown_by(lambda show: opened(FIRST, WHOLE_REQUEST, None, words=6, show=show))
     assert server.requests[1]["prompt"] == chatml(WHOLE_REQUEST)  # begun from nothing
     assert reply.content == "Весной азотом: 15 г мочевины [2]."
     assert not any("не сказано" in s or s.startswith("В ваших") for s in seen)

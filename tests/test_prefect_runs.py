@@ -79,6 +79,17 @@ def console(user_id: int, **fields: object) -> IncomingUpdate:
     return IncomingUpdate(origin="console", user_id=user_id, chat_id=user_id, **fields)  # type: ignore[arg-type]
 
 
+def test_a_callback_handed_to_a_flow_is_recorded_by_its_name() -> None:
+    """A turn's draft handed to a flow (`show`) is a parameter like any other: recorded by its name,
+    not by its object's state (what the user was shown, the Bot API client)."""
+    from nodes.telegram.stream import Draft
+
+    draft = Draft(1, object(), shown="what the user was reading")  # type: ignore[arg-type]
+    stop = threading.Event()
+    recorded = runs._jsonable({"question": "q", "show": draft.show, "stop": stop, "none": None})
+    assert recorded == {"question": "q", "show": "<Draft.show>", "stop": repr(stop), "none": None}
+
+
 def test_a_button_press_is_a_named_flow_run_listing_its_stages(prefect_server: str, store: str,
                                                                  user_id: int) -> None:
     process(console(user_id, command="start"))

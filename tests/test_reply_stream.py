@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from nodes.telegram import stream
-from nodes.telegram.stream import MORE, Draft, DraftsRefused, RetryLater, _sink, beneath, current_sink, streaming
+from nodes.telegram.stream import MORE, Draft, DraftsRefused, RetryLater, beneath, streaming
 from nodes.telegram.html import markdown_html
 from nodes.telegram.reply import TELEGRAM_TEXT_LIMIT
 from tests.support.bot import choose_chat, new_bot, running
@@ -91,15 +91,13 @@ def test_the_draft_appears_after_the_first_words_and_is_edited_at_a_steady_pace(
 def test_the_passages_are_shown_at_once_and_then_under_the_models_words() -> None:
     api, clock = Api(), Clock()
     draft = Draft(1, api, interval=1.5, first_chars=40, clock=clock)
-    token = _sink.set(draft.show)
-    try:
-        with beneath("Из документа:\n«Малину весной подкармливают азотом.»"):
-            assert api.calls == [("send", "Из документа:\n«Малину весной подкармливают азотом.»" + MORE)]
-            clock.now += 2
-            current_sink()("Азотом, весной.")  # the model's first words: above the passages
-        assert current_sink() == draft.show  # the block's end restores the plain draft
-    finally:
-        _sink.reset(token)
+    show = beneath(draft.show, "Из документа:\n«Малину весной подкармливают азотом.»")
+    assert show is not None and show != draft.show
+    assert api.calls == [("send", "Из документа:\n«Малину весной подкармливают азотом.»" + MORE)]
+    clock.now += 2
+    show("Азотом, весной.")  # the model's first words: above the passages
+    assert beneath(draft.show, "") == draft.show  # no passages: the plain draft
+    assert beneath(None, "Из документа:\n«…»") is None  # no draft: nothing is shown
     assert api.calls[1] == ("edit", "Азотом, весной.\n\nИз документа:\n«Малину весной подкармливают азотом.»" + MORE)
 
 
@@ -454,6 +452,34 @@ async def test_a_grounded_answer_shows_its_passages_before_the_model_writes(
     assert any(v.startswith("Весной") for v in views)
     assert final == markdown_html(stored_answer(store, user_id)) and final.startswith("Весной малину")
     assert len(standin.bot_messages(user_id)) == 3  # the answer replaced the draft
+
+
+def test_the_chat_flow_shows_its_answer_only_in_the_draft_it_is_handed(
+    local: ScriptedLLM, store: str, user_id: int, other_user_id: int, env  # type: ignore[no-untyped-def]
+) -> None:
+    """The draft reaches the model's calls as a parameter: a chat turn handed a `show` gets the
+    passages that answer at once, then the model's words above them; a turn handed none shows
+    nothing, even while a draft is open around it."""
+    from flows.chat import chat
+    from nodes.answering.quote import QUOTE_LEAD
+    from nodes.store.user_state import session_of
+
+    env(GROVE_LOCAL_ANSWER_OPENING="0")
+    answer = "Весной малину подкармливают азотом, пятнадцать граммов мочевины на квадратный метр [1]."
+    local.script(text(answer), text(answer))
+    seen: list[str] = []
+    store_facts(user_id)
+    chat("Чем подкормить малину весной?", user_id, session_of.fn(user_id, user_id), show=seen.append)
+    passages = seen[0]
+    assert passages.startswith(f"{QUOTE_LEAD}\n«{FACTS[0]}»")  # before any word of the model
+    assert len(seen) > 2 and all(s.endswith(f"\n\n{passages}") for s in seen[1:])  # the words above them
+    assert seen[-1] == f"{answer}\n\n{passages}"
+    api = Api()
+    store_facts(other_user_id)
+    with streaming("telegram", -100123, api) as draft:  # a draft open, not handed to the turn
+        assert draft is not None
+        chat("Чем подкормить малину весной?", other_user_id, session_of.fn(other_user_id, other_user_id))
+    assert len(local.requests) == 2 and api.calls == []
 
 
 @pytest.mark.asyncio

@@ -68,7 +68,8 @@ def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
             deadline(settings.chat_deadline, at_most=settings.local_call_cap), \
             streaming(update.origin, update.chat_id, user_id=update.user_id) as draft:
         try:
-            answer = answering_flow()(question.text, update.user_id, state.session_id)
+            answer = answering_flow()(question.text, update.user_id, state.session_id,
+                                      show=draft.show if draft else None)
         except Stopped:  # «Стоп» in a flow that keeps nothing of a stopped answer (consultation, plans)
             return [Reply(chat_id=update.chat_id, text=texts.ANSWER_STOPPED,
                           replaces_message_id=draft.message_id if draft else None)]

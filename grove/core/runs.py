@@ -415,7 +415,8 @@ def describe(exc: BaseException) -> str:
 
 
 def _jsonable(value: Any, limit: int = 4000) -> Any:
-    """Parameters as Prefect shows them: plain JSON, long strings cut."""
+    """Parameters as Prefect shows them: plain JSON, long strings cut; a callback handed in (the turn's
+    draft, `show`) by its name, not its object's state."""
     if hasattr(value, "model_dump"):
         value = value.model_dump(mode="json")
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -428,4 +429,6 @@ def _jsonable(value: Any, limit: int = 4000) -> Any:
         return value if len(value) <= limit else value[:limit] + "…"
     if value is None or isinstance(value, (int, float, bool)):
         return value
+    if callable(value) and not isinstance(value, type):
+        return f"<{getattr(value, '__qualname__', type(value).__name__)}>"
     return repr(value)[:limit]

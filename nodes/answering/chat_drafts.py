@@ -5,7 +5,8 @@ only when the search gate passes (nodes/retrieval/search_gate.py); in the gate's
 passages are shown with no model answer. A draft that refuses or fails the checks over fragments the gate
 passed is asked once more from the answering passages alone (`reasked`). A remote model is an agent with
 one tool, `rag-db-query`, called at most once per turn; a query that is no plausible search is replaced by
-the question. The search is handed in (`Search`): it is a flow of its own, run by the turn.
+the question. The search is handed in (`Search`): it is a flow of its own, run by the turn. So is `show`,
+the turn's draft (nodes/telegram/stream.py): the calls that write the answer are handed it, none else.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from nodes.retrieval.base_vocabulary import unknown_things
 from nodes.retrieval.retrieve import Fragment
 from nodes.retrieval.search_gate import GateDecision, decide, has_documents, model_query, search_query
 from nodes.store.chat_history import ChatMessage
-from nodes.telegram.stream import beneath, current_sink, watched
+from nodes.telegram.stream import Show, beneath, watched
 
 log = logging.getLogger(__name__)
 
@@ -68,9 +69,10 @@ class TurnDraft(BaseModel):
 
 
 def local_draft(question: str, user_id: int, history: list[ChatMessage], policy: TurnPolicy,
-                search: Search) -> TurnDraft:
+                search: Search, show: Show | None = None) -> TurnDraft:
     """The local model: the question searched when the user has documents, the gate decides the fragments;
-    while the answer is streamed, its first words are written from the best passage on screen (`opened_draft`)."""
+    while the answer is streamed (`show`: the turn's draft, if any), the passages that answer are shown under
+    it, and its first words may be written from the best passage on screen (`opened_draft`)."""
     ask = llm_task()
     settings = get_settings()
     gate: GateDecision | None = None
@@ -90,20 +92,21 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
             fragments = gate.fragments[:settings.local_answer_fragments]
             if settings.local_answer_context == "passages":
                 fragments = passages(question, fragments)
-    quotes = shown_passages(question, fragments)
+    quotes = shown_passages(question, fragments, show)
     opening = bool(quotes) and settings.local_answer_opening > 0 and settings.local_answer_context == "fragments"
     extra = count_tokens(opening_facts(quotes[:1], fragments)[0]) if opening else 0
     messages, shown = local_messages(question, history, policy, fragments, extra)
     quotes = [q for q in quotes if q.fragment <= len(shown)]
     opening = opening and bool(quotes)
+    # The passages are shown at once, the model's words above them once they come.
+    show, screen = watched(beneath(show, passages_text(quotes) if quotes else ""))
     try:
-        with beneath(passages_text(quotes) if quotes else ""), watched() as screen:  # shown while the model works
-            if opening:
-                reply, policy = opened_draft(ask, messages, policy, shown, quotes)
-            else:
-                reply, policy = pipeline.draft(ask, messages, policy, lambda p: local_system_prompt(p, shown),
-                                               decoding=local_decoding(bool(shown)))
-            again = reasked(ask, question, messages, policy, shown, reply) if settings.local_answer_reask else None
+        if opening:
+            reply, policy = opened_draft(ask, messages, policy, shown, quotes, show)
+        else:
+            reply, policy = pipeline.draft(ask, messages, policy, lambda p: local_system_prompt(p, shown),
+                                           decoding=local_decoding(bool(shown)), on_text=show)
+        again = reasked(ask, question, messages, policy, shown, reply, show) if settings.local_answer_reask else None
     except (LLMDeadlineExceeded, Stopped) as exc:
         # The user has been reading the passages (and the first words) for a while: they stay the
         # answer, cut, with their sources — never replaced by an apology for an outage. A «Стоп»
@@ -137,7 +140,7 @@ def local_decoding(documents: bool) -> Decoding | None:
 
 
 def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], policy: TurnPolicy,
-            shown: list[Fragment], reply: LLMReply) -> LLMReply | None:
+            shown: list[Fragment], reply: LLMReply, show: Show | None = None) -> LLMReply | None:
     """A draft over fragments the gate passed that refuses or fails the answer checks, asked again from
     the passages that answer the question alone; the new draft when it answers and passes the checks
     (None: the first draft was fine, the second failed too, or there is nothing to ask from).
@@ -173,7 +176,7 @@ def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], po
     system = {"role": "system", "content": local_system_prompt(policy, shown, facts=passage_facts(quotes, shown),
                                                                mode="passage" if answered else None)}
     try:
-        again: LLMReply = ask([system, *messages[1:]], decoding=answer_decoding())
+        again: LLMReply = ask([system, *messages[1:]], decoding=answer_decoding(), on_text=show)
     except LLMError as exc:  # no time left, or the endpoint failed: the first draft's fallback stands
         log.info("no second draft for %r: %s", question[:60], exc)
         return None
@@ -213,7 +216,7 @@ def nearest_passages(question: str, fragments: list[Fragment], unknown: list[str
 
 
 def opened_draft(ask: pipeline.Ask, messages: list[dict[str, Any]], policy: TurnPolicy,
-                 shown: list[Fragment], quotes: list[Quote]) -> tuple[LLMReply, TurnPolicy]:
+                 shown: list[Fragment], quotes: list[Quote], show: Show | None = None) -> tuple[LLMReply, TurnPolicy]:
     """The local answer asked in two parts (nodes/answering/opening.py): its first words from the best
     passage on screen, the rest from the whole fragments; a repeated answer is asked again in one request."""
     first, whole = opening_facts(quotes[:1], shown)  # the best passage: its first words come sooner
@@ -223,15 +226,15 @@ def opened_draft(ask: pipeline.Ask, messages: list[dict[str, Any]], policy: Turn
 
     decoding = answer_decoding()
     reply = opened([system(policy, first), *messages[1:]], [system(policy), *messages[1:]], decoding,
-                   words=get_settings().local_answer_opening)
+                   words=get_settings().local_answer_opening, show=show)
     return pipeline.regenerated(ask, [system(policy), *messages[1:]], reply, policy,
-                                lambda p: str(system(p)["content"]), decoding=decoding)
+                                lambda p: str(system(p)["content"]), decoding=decoding, on_text=show)
 
 
-def shown_passages(question: str, fragments: list[Fragment]) -> list[Quote]:
+def shown_passages(question: str, fragments: list[Fragment], show: Show | None) -> list[Quote]:
     """The passages that answer the question, as the streamed draft shows them before the model's
-    words (none when no draft is streamed)."""
-    if current_sink() is None or not fragments:
+    words (none when no draft is streamed: `show` None)."""
+    if show is None or not fragments:
         return []
     if get_settings().local_answer_context == "passages":  # the model reads the passages themselves
         return [Quote(n, f.text) for n, f in enumerate(fragments, 1)]
@@ -246,33 +249,34 @@ def passages(question: str, fragments: list[Fragment]) -> list[Fragment]:
 
 
 def remote_draft(question: str, user_id: int, history: list[ChatMessage], policy: TurnPolicy,
-                 search: Search) -> TurnDraft:
-    """A remote model decides whether to search (at most once); its query must be a plausible search."""
+                 search: Search, show: Show | None = None) -> TurnDraft:
+    """A remote model decides whether to search (at most once); its query must be a plausible search.
+    Its words stream into `show` (the turn's draft, if any), the first call's too."""
     ask = llm_task()
     tools = [rag_tool()]
     fragments: list[Fragment] = []
     query: str | None = None
     history = fitted_history(question, history, policy, tools)
     messages = build_messages(question, history, policy)
-    first = ask(messages, tools=tools, tool_choice="auto")
+    first = ask(messages, tools=tools, tool_choice="auto", on_text=show)
+    show, screen = watched(show)  # the answer without tools streams into the draft, if one is up
     try:
-        with watched() as screen:  # the answer without tools streams into the draft, if one is up
-            if first.tool_calls:
-                call = first.tool_calls[0]
-                if len(first.tool_calls) > 1:
-                    log.warning("model asked for %d tool calls; only the first runs", len(first.tool_calls))
-                written = (call.arguments or {}).get("query") if call.name == TOOL_NAME else None
-                query = model_query(written, question)  # malformed, SQL, code, empty: the question is searched
-                if query != written:
-                    log.info("model's query %r is not a plausible search; searching the question", written)
-                messages, fragments = with_fragments(question, history, policy, call.id, query,
-                                                     search(query, user_id))
-                final = ask(messages)  # no tools offered: a second search is impossible
-            elif first.content:
-                final = first
-            else:
-                final = ask(messages)  # an endpoint may return an empty text when it chose no tool
-            final, policy = pipeline.regenerated(ask, messages, final, policy, system_prompt)  # without tools
+        if first.tool_calls:
+            call = first.tool_calls[0]
+            if len(first.tool_calls) > 1:
+                log.warning("model asked for %d tool calls; only the first runs", len(first.tool_calls))
+            written = (call.arguments or {}).get("query") if call.name == TOOL_NAME else None
+            query = model_query(written, question)  # malformed, SQL, code, empty: the question is searched
+            if query != written:
+                log.info("model's query %r is not a plausible search; searching the question", written)
+            messages, fragments = with_fragments(question, history, policy, call.id, query,
+                                                 search(query, user_id))
+            final = ask(messages, on_text=show)  # no tools offered: a second search is impossible
+        elif first.content:
+            final = first
+        else:
+            final = ask(messages, on_text=show)  # an endpoint may return an empty text when it chose no tool
+        final, policy = pipeline.regenerated(ask, messages, final, policy, system_prompt, on_text=show)  # no tools
     except (LLMDeadlineExceeded, Stopped) as exc:  # the words on screen stay the answer, as a local one's
         if not screen.words.strip():
             raise

@@ -6,6 +6,8 @@ model is asked for no tool calls (the search gate decides). The server's known d
 (`adapt_for_llama_cpp`), so flows speak one protocol. Answers are streamed: the server runs one generation
 at a time and a non-streamed one runs on after the client gave up, while a streamed one stops when the
 connection closes (a timeout, «Стоп»); a timed-out local call is not retried, as it would redo the work.
+The text so far goes to the `on_text` a call is handed (the turn's draft, passed down by the flow), so
+only the calls that write the answer are shown; a call handed none shows nothing.
 Figures: bench/README.md, «Offline answers end to end» (bench.answer_eval).
 """
 
@@ -30,7 +32,6 @@ from pydantic import BaseModel, Field
 from grove.core.settings import get_settings
 from nodes.answering.model_speed import local_speed
 from nodes.answering.token_budget import count_message_tokens
-from nodes.telegram.stream import current_sink
 
 Quirks = Literal["openai", "llama_cpp"]
 Message = dict[str, Any]
@@ -220,8 +221,9 @@ def complete(
 ) -> LLMReply:
     """One chat-completions call. Raises TransientLLMError for what a retry may fix.
 
-    A plain answer of the local model is streamed (see the module's note); `on_text` then
-    gets the text so far after each piece.
+    A plain answer of the local model is streamed (see the module's note); `on_text` (the turn's
+    draft, handed down by the flow; None: nothing is shown) then gets the text so far after each
+    piece. A remote call handed one is streamed too, tools offered or not.
 
     `json_schema` asks for JSON of that shape: llama-cpp-python turns it into a grammar (the
     output cannot be malformed); OpenAI-compatible endpoints get `json_schema` response format.
@@ -254,14 +256,13 @@ def complete(
         prompt_tokens = count_message_tokens(messages)
         limit = _local_limit(prompt_tokens, payload["max_tokens"])
         timeout, left = _call_timeout(limit)
-        sink = on_text or current_sink()  # the turn's draft message, if any
         reply = shutdown.call(lambda: _streamed(  # a stopping service does not wait for the model
             f"{endpoint.base_url}/chat/completions", payload, headers, timeout,
             deadline_bound=limit is not None or (left is not None and timeout >= left), piece=_delta,
-            on_text=sink, prompt_tokens=prompt_tokens))
+            on_text=on_text, prompt_tokens=prompt_tokens))
         return reply.model_copy(update={"content": reply.content.strip()})
     timeout, left = _call_timeout()
-    sink = None if json_schema is not None else on_text or current_sink()
+    sink = None if json_schema is not None else on_text
     if sink is not None:  # a remote answer with a draft up: its words (or its tool call) stream in
         reply = shutdown.call(lambda: _streamed(
             f"{endpoint.base_url}/chat/completions", payload, headers, timeout,
@@ -327,7 +328,7 @@ def complete_text(prompt: str, *, stop: list[str] | None = None, max_tokens: int
     """One raw completion of the local server, streamed; the text comes back unstripped, so that
     it joins the prompt's end exactly (`prompt` is the template already, see `chatml`).
 
-    `on_text` gets the text so far after each piece (default: the turn's draft message).
+    `on_text` gets the text so far after each piece (None: nothing is shown).
     """
     endpoint = endpoint or current_endpoint()
     if not endpoint.is_local:
@@ -339,10 +340,9 @@ def complete_text(prompt: str, *, stop: list[str] | None = None, max_tokens: int
         payload.update(decoding.model_dump(exclude_none=True))
     payload["max_tokens"] = max_tokens or payload.get("max_tokens") or settings.llm_max_tokens
     timeout, left = _call_timeout()
-    sink = on_text or current_sink()
     return shutdown.call(lambda: _streamed(f"{endpoint.base_url}/completions", payload, _headers(endpoint), timeout,
                                            deadline_bound=left is not None and timeout >= left, piece=_text,
-                                           on_text=sink))
+                                           on_text=on_text))
 
 
 def _delta(choice: dict[str, Any]) -> str | None:
@@ -469,9 +469,11 @@ def llm_chat(
     tool_choice: str | dict[str, Any] | None = None,
     max_tokens: int | None = None,
     decoding: Decoding | None = None,
+    on_text: Callable[[str], None] | None = None,
 ) -> LLMReply:
-    """A chat completion as a task: timeouts, 429 and 5xx are retried with backoff."""
-    return complete(messages, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens, decoding=decoding)
+    """A chat completion as a task: timeouts, 429 and 5xx are retried with backoff; `on_text` as `complete`'s."""
+    return complete(messages, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens, decoding=decoding,
+                    on_text=on_text)
 
 
 def llm_task() -> Task[..., LLMReply]:
@@ -484,9 +486,9 @@ def llm_task() -> Task[..., LLMReply]:
 @task(name="llm-text", retries=3, retry_delay_seconds=[2, 6, 15], retry_jitter_factor=0.5,
       retry_condition_fn=_is_transient)
 def llm_text(prompt: str, stop: list[str] | None = None, max_tokens: int | None = None,
-             decoding: Decoding | None = None) -> LLMReply:
+             decoding: Decoding | None = None, on_text: Callable[[str], None] | None = None) -> LLMReply:
     """A raw completion of the local model as a task (`complete_text`), retried as `llm_chat` is."""
-    return complete_text(prompt, stop=stop, max_tokens=max_tokens, decoding=decoding)
+    return complete_text(prompt, stop=stop, max_tokens=max_tokens, decoding=decoding, on_text=on_text)
 
 
 def llm_text_task() -> Task[..., LLMReply]:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from nodes.answering.answer_check import is_refusal
 from nodes.answering.llm import Decoding, LLMReply, Message, chatml, llm_text_task
 from nodes.answering.token_budget import count_tokens
-from nodes.telegram.stream import after, current_sink, paused
+from nodes.telegram.stream import Show, after
 
 TOKENS_PER_WORD = 3  # Russian words in the local model's vocabulary, with room to spare
 
@@ -32,21 +32,21 @@ def opening_of(reply: LLMReply, words: int) -> str:
 
 
 def opened(first: list[Message], whole: list[Message], decoding: Decoding | None, *, words: int,
-           ask: Callable[..., LLMReply] | None = None) -> LLMReply:
+           ask: Callable[..., LLMReply] | None = None, show: Show | None = None) -> LLMReply:
     """The answer to `whole` (the request with the whole fragments), begun with the first words of
-    the answer to `first` (the same request with one passage), which are shown as soon as they exist.
+    the answer to `first` (the same request with one passage), which are shown (`show`: the turn's
+    draft, if any) as soon as they exist.
 
     The answer's token bound (`decoding.max_tokens`) is the two parts'.
     """
     ask = ask or llm_text_task()
-    sink = current_sink()
-    with paused():  # the words kept are known only once they are all written
-        written = ask(chatml(first), max_tokens=TOKENS_PER_WORD * words + 4, decoding=decoding)
+    # Not shown while written: the words kept are known only once they are all written.
+    written = ask(chatml(first), max_tokens=TOKENS_PER_WORD * words + 4, decoding=decoding)
     opening = opening_of(written, words)
-    if opening and sink is not None:
-        sink(opening)
+    if opening and show is not None:
+        show(opening)
     limit = decoding.max_tokens if decoding is not None and decoding.max_tokens else None
     rest_tokens = max(limit - count_tokens(opening), 16) if limit else None
-    with after(opening):  # the rest begins with its own space: the opening ends on a word
-        rest = ask(chatml(whole, prefill=opening), max_tokens=rest_tokens, decoding=decoding)
+    rest = ask(chatml(whole, prefill=opening), max_tokens=rest_tokens, decoding=decoding,
+               on_text=after(show, opening))  # the rest begins with its own space: the opening ends on a word
     return LLMReply(content=(opening + rest.content).strip(), finish_reason=rest.finish_reason, model=rest.model)

@@ -1,7 +1,9 @@
 """An answer shown while the local model writes it: Telegram's own draft, or one message edited.
 
-The local model writes slowly, and with only "typing…" to look at users think the bot hangs. Inside
-:func:`streaming` every plain answer the local model streams is shown as a plain-text draft: in a private
+The local model writes slowly, and with only "typing…" to look at users think the bot hangs. :func:`streaming`
+opens the turn's draft; its `show` (a :data:`Show`) is handed down, as a parameter, to the model calls that
+write the answer — only they reach the screen, not a classifier's label or a plan's steps — and `beneath`,
+`after` and `watched` wrap it for the answer's parts. The text is shown as a plain-text draft: in a private
 chat Telegram's own (`sendMessageDraft`, shown again every `DRAFT_REFRESH` seconds while the model is
 silent), elsewhere a message edited at most every ``stream_edit_interval`` seconds, within Telegram's rate
 limits. The draft is only a view: the answer still goes through the outbox (a new message, or an edit of
@@ -17,7 +19,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -27,8 +28,7 @@ from grove.core.settings import get_settings
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Draft", "DraftApi", "DraftsRefused", "Screen", "after", "beneath", "current_sink", "paused",
-           "streaming", "watched"]
+__all__ = ["Draft", "DraftApi", "DraftsRefused", "Screen", "Show", "after", "beneath", "streaming", "watched"]
 
 MORE = " …"
 STOP_LABEL = "⏹ Стоп"
@@ -246,88 +246,52 @@ def _view(text: str) -> str:
     return split_text(text, TELEGRAM_TEXT_LIMIT - len(MORE))[0] + MORE
 
 
-_sink: ContextVar[Callable[[str], None] | None] = ContextVar("grove_answer_sink", default=None)
+Show = Callable[[str], None]  # where a model call's text so far goes: the draft, or a wrapper around it
 
 
-def current_sink() -> Callable[[str], None] | None:
-    """Where a streamed plain answer goes in this context (None: nowhere)."""
-    return _sink.get()
-
-
-@contextmanager
-def beneath(text: str) -> Iterator[None]:
-    """Show `text` in the draft now, and under the model's words once they come.
+def beneath(show: Show | None, text: str) -> Show | None:
+    """Show `text` in the draft now; the returned `Show` puts the model's words above it.
 
     With the local model the first words of an answer come after the whole prompt is read
     (about 15 s for four fragments on 2 cores); the passages that answer the question are
     known a second after the question. So they are shown at once, where the final answer
     puts them: under the model's words.
     """
-    sink = _sink.get()
-    if sink is None or not text.strip():
-        yield
-        return
-    sink(text)
-    token = _sink.set(lambda written: sink(f"{written.rstrip()}\n\n{text}" if written.strip() else text))
-    try:
-        yield
-    finally:
-        _sink.reset(token)
+    if show is None or not text.strip():
+        return show
+    show(text)
+    return lambda written: show(f"{written.rstrip()}\n\n{text}" if written.strip() else text)
 
 
-@contextmanager
-def after(text: str) -> Iterator[None]:
-    """Model calls in this block continue `text`: the draft shows it before their words
+def after(show: Show | None, text: str) -> Show | None:
+    """A model call shown through the result continues `text`: the draft shows it before its words
     (an answer asked in two parts, `nodes/answering/opening.py`)."""
-    sink = _sink.get()
-    if sink is None or not text:
-        yield
-        return
-    token = _sink.set(lambda written: sink(text + written))
-    try:
-        yield
-    finally:
-        _sink.reset(token)
+    if show is None or not text:
+        return show
+    return lambda written: show(text + written)
 
 
 @dataclass
 class Screen:
-    """What a block's model calls put on screen: whether a draft is up at all, and their words so far."""
+    """What model calls put on screen: whether a draft is up at all, and their words so far."""
 
     watching: bool = False
     words: str = ""
 
 
-@contextmanager
-def watched() -> Iterator[Screen]:
-    """Note what the model calls of this block show (their text still goes on to the draft), so a
-    turn cut short after something was on screen can finish with it instead of an apology."""
-    sink = _sink.get()
+def watched(show: Show | None) -> tuple[Show | None, Screen]:
+    """`show` noting what the model calls shown through it write (their text still goes on to the
+    draft), so a turn cut short after something was on screen can finish with it instead of an apology."""
     screen = Screen()
-    if sink is None:
-        yield screen
-        return
-    screen.watching = True  # a draft is up: what the block writes reaches the user
+    if show is None:
+        return None, screen
+    screen.watching = True  # a draft is up: what the calls write reaches the user
 
-    def show(written: str) -> None:
+    def noted(written: str) -> None:
         screen.words = written
-        sink(written)
+        show(written)
 
-    token = _sink.set(show)
-    try:
-        yield screen
-    finally:
-        _sink.reset(token)
-
-
-@contextmanager
-def paused() -> Iterator[None]:
-    """Model calls in this block are not shown (a plan's intermediate steps)."""
-    token = _sink.set(None)
-    try:
-        yield
-    finally:
-        _sink.reset(token)
+    return noted, screen
 
 
 class _TelegramApi:
@@ -375,10 +339,10 @@ def _stop_button(data: str | None) -> Any:
 @contextmanager
 def streaming(origin: Origin, chat_id: int, api: DraftApi | None = None,
               user_id: int | None = None) -> Iterator[Draft | None]:
-    """Show the local model's answers of this block in a draft message (Telegram only, if enabled).
+    """The draft message the turn's answer is shown in while it is written (Telegram only, if enabled).
 
-    Yields the draft (its ``message_id`` is what the final reply replaces) or None when nothing
-    is streamed. An exception leaving the block deletes the draft.
+    Yields the draft (its `show` is handed to the answering flow; its ``message_id`` is what the final
+    reply replaces) or None when nothing is streamed. An exception leaving the block deletes the draft.
     """
     settings = get_settings()
     if origin != "telegram" or not settings.stream_answers:
@@ -394,7 +358,6 @@ def streaming(origin: Origin, chat_id: int, api: DraftApi | None = None,
         draft.start()
     except Exception as exc:  # noqa: BLE001 - the placeholder is a view: the turn goes on without it
         log.info("draft placeholder of chat %s not shown: %s", chat_id, exc)
-    token = _sink.set(draft.show)
     try:
         with shutdown.answering(chat_id, stop, user_id):
             yield draft
@@ -404,4 +367,3 @@ def streaming(origin: Origin, chat_id: int, api: DraftApi | None = None,
         raise
     finally:
         draft.close()
-        _sink.reset(token)
