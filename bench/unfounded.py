@@ -38,8 +38,7 @@ def main() -> None:
     parser.add_argument("--terms", default="1,2,3", help="claimed-term counts to try")
     args = parser.parse_args()
 
-    from nodes.answering.answer_check import CITATION, covers
-    from nodes.retrieval.lexical import term_set
+    from nodes.answering.answer_check import CITATION, claimed_terms, covers
 
     asked = questions()
     counts = [int(n) for n in args.terms.split(",")]
@@ -53,8 +52,7 @@ def main() -> None:
                     continue
                 verdict, question = answer["verdict"], asked[answer["id"]]
                 body = CITATION.sub("", _ABOVE_QUOTE.split(answer["text"])[0])
-                held = frozenset().union(*(term_set(t) for t in texts))
-                claimed = len((term_set(question) & term_set(body)) - held)
+                claimed = len(claimed_terms(question, body, texts))
                 if verdict["answerable"]:
                     kinds = ["answerable"] + (["right"] if verdict["fact"] and verdict["cited"] else []) \
                         + (["own words"] if verdict.get("own_words") else [])

@@ -331,9 +331,14 @@ def _unfounded(draft: Draft) -> bool:
     """
     if not draft.strict or not draft.fragments:
         return False
-    held = frozenset().union(*(term_set(f) for f in draft.fragments))
-    claimed = (term_set(draft.question) & term_set(draft.body)) - held
+    claimed = claimed_terms(draft.question, draft.body, draft.fragments)
     return len(claimed) >= MIN_CLAIMED_TERMS and not covers(draft.question, draft.fragments)
+
+
+def claimed_terms(question: str, answer: str, fragments: Sequence[str]) -> frozenset[str]:
+    """The question's terms the answer states and no fragment holds (`_unfounded`)."""
+    held = frozenset().union(*(term_set(f) for f in fragments))
+    return (term_set(question) & term_set(answer)) - held
 
 
 def _too_long(draft: Draft) -> bool:
