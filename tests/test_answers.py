@@ -496,6 +496,7 @@ def test_a_draft_stating_what_no_passage_holds_is_replaced_by_the_nearest_passag
     assert answer.gate_passed and answer.fallback and "unfounded" in answer.degenerate
     assert len(local.requests) == 1 and not answer.reasked
     assert body.startswith(NEAREST_LEAD) and "балкон" not in body and "пенопласт" not in body
+    assert answer.draft is not None and "пенопласт" in answer.draft  # the run's reader sees what was replaced
     assert f"«{RASPBERRY[2]}»" in body and re.search(r"малина\.pdf, с\. 3\b", block)
 
 
@@ -514,6 +515,7 @@ def test_a_refusal_over_passing_fragments_is_asked_again_from_the_answering_pass
     assert "так и скажи" in system_of(first)
     assert "Ответ на вопрос есть во фрагменте" in system_of(again) and "так и скажи" not in system_of(again)
     assert answer.reasked and not answer.fallback and answer.text.startswith("Весной малину подкармливают азотом")
+    assert answer.draft is None
     assert "не сказано" not in answer.text and re.search(r"малина\.pdf, с\. 1\b", sources(answer.text))
 
 
