@@ -78,6 +78,11 @@ Sets (nothing here edits a set):
   bench/sets/maint_guide_odt_ru.json: 20 questions over chapters 1-3 of the Russian Debian New Maintainers' Guide,
   converted from its XHTML into one ODT by LibreOffice; both committed in bench/sets/docs/ and ingested as files),
   each with 10 unanswerable ones: written on 2026-11-27 after U and V — the next held-out check.
+* ``kmplot``, ``emacs`` — sets Y and Z (bench/sets/kmplot_handbook_html_ru.json: 20 questions over the whole
+  Russian handbook of KmPlot, KDE's mathematical function plotter, built from its DocBook source into one HTML page
+  by xsltproc and the DocBook XSL stylesheets; bench/sets/emacs_tutorial_txt_ru.json: 20 questions over the Russian
+  tutorial of GNU Emacs, the plain text file Emacs ships; both committed in bench/sets/docs/ and ingested as
+  files), each with 10 unanswerable ones: written on 2026-11-27 after W and X — the next held-out check.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -133,7 +138,7 @@ INGESTION_SETTINGS = ("chunking", "chunk_target_chars", "chunk_overlap_chars", "
 SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "doublecmd", "texlive-dev", "gimp-dev",
              "installguide", "omegat", "flowblade", "aptitude", "mandb", "pymorphy2", "aisleriot", "gnomehelp",
              "mchelp", "skycultures", "evolution", "evince", "terminal", "seahorse", "kturtle", "kalarm",
-             "marble", "maintguide")
+             "marble", "maintguide", "kmplot", "emacs")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -353,6 +358,9 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "marble": lambda: load_needle_set("marble_handbook_docx_ru.json", "marble",
                                           "marble_handbook_docx_silent_ru.json"),
         "maintguide": lambda: load_needle_set("maint_guide_odt_ru.json", "maintguide", "maint_guide_odt_silent_ru.json"),
+        "kmplot": lambda: load_needle_set("kmplot_handbook_html_ru.json", "kmplot",
+                                          "kmplot_handbook_html_silent_ru.json"),
+        "emacs": lambda: load_needle_set("emacs_tutorial_txt_ru.json", "emacs", "emacs_tutorial_txt_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
