@@ -46,8 +46,9 @@ class ChatAnswer(BaseModel):
     gate_near: bool = Field(default=False, description="the gate's near band: the nearest passages were shown")
     degenerate: list[str] = Field(default_factory=list, description="checks the model's draft failed")
     fallback: bool = Field(default=False, description="the draft was replaced (extractive answer or «не нашёл»)")
-    draft: str | None = Field(default=None, description="the model's words the checks replaced (`fallback`), "
-                                                       "for the run's reader: the user never saw them")
+    trimmed: bool = Field(default=False, description="the draft's first sentences alone: the rest failed the checks")
+    draft: str | None = Field(default=None, description="the model's words the checks replaced or cut (`fallback`, "
+                                                       "`trimmed`), for the run's reader: the user never saw them")
     quoted: bool = Field(default=False, description="the passage backing the answer is quoted after it")
     reasked: bool = Field(default=False, description="asked again from the answering passages, it answered")
     unknown: list[str] = Field(default_factory=list, description="what the question names and the base never does")
@@ -104,7 +105,8 @@ def chat(question: str, user_id: int, session_id: str, show: Show | None = None)
                       tool_query=draft.query, gate_score=gate.score if gate else None,
                       gate_passed=gate.passed if gate else None, gate_near=bool(gate and gate.near),
                       degenerate=checked.degenerate, fallback=checked.fallback, quoted=checked.quoted,
-                      draft=(draft.reply.content or None) if checked.fallback else None,
+                      trimmed=checked.trimmed,
+                      draft=(draft.reply.content or None) if checked.fallback or checked.trimmed else None,
                       signals=policy.signal_names, guards=policy.guards, reasked=draft.reasked,
                       unknown=gate.unknown if gate else [])
 

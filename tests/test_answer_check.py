@@ -435,6 +435,27 @@ def test_an_inventing_draft_over_the_answering_passage_keeps_the_documents_lead(
                                    "планшетами, но некоторые доступны и для мыши.")
 
 
+FAILED_DRAFTS = json.loads((FIXTURES / "failed_drafts.json").read_text(encoding="utf-8"))["drafts"]
+
+
+@pytest.mark.parametrize("case", FAILED_DRAFTS, ids=[d["id"] for d in FAILED_DRAFTS])
+def test_a_failed_drafts_first_sentences_are_kept_when_they_pass_alone(
+        case: dict[str, object], lexical_quotes: None) -> None:
+    """Issue 37 (set X): X013 says the fact first and then writes steps no passage holds; its first
+    sentence is the answer, in the model's own words. X019 only repeats the question before its steps,
+    and X001 opens vaguely before commands of its own: the documents' own words stand in for them. V016
+    is unfounded as a whole (a judgement of the draft, not of a sentence): its first sentence, which
+    alone passes, says the opposite of the handbook, and is not kept either."""
+    question, draft, fragments = str(case["question"]), str(case["draft"]), list(case["fragments"])  # type: ignore[call-overload]
+    checked = check_answer(draft, question, fragments, strict=True)
+    assert checked.degenerate  # the whole draft fails
+    if case["lead"]:
+        assert checked.trimmed and checked.accepted and "$DEBEMAIL и $DEBFULLNAME" in checked.text
+        assert draft.startswith(checked.text) and "nano" not in checked.text and "source" not in checked.text
+    else:
+        assert checked.fallback and not checked.trimmed and not draft.startswith(checked.text[:40])
+
+
 def test_the_extracts_lead_asks_of_the_quoted_sentences_what_a_refusal_is_overruled_by(
         lexical_quotes: None) -> None:
     answering, silent = gimp_refusal("B024"), gimp_refusal("GU15")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 
 from grove.core.observe import task
@@ -369,6 +369,42 @@ def degenerate(draft: Draft) -> list[str]:
     return [name for name, check in CHECKS.items() if check(draft)]
 
 
+# Checks a draft fails by some of its sentences (a later one may fail alone); the others judge the whole
+# draft (a refusal, a scolding, another language, an answer to a question the documents do not answer).
+SENTENCE_CHECKS = frozenset({"invents", "unsupported", "too_long", "repetition", "negates"})
+
+# Where a draft's steps begin: a code block or a list item at a line's start.
+_STEPS = re.compile(r"^\s*(?:```|\d+[.)]\s|[-*•]\s)", re.MULTILINE)
+
+
+def backed_lead(draft: Draft) -> str | None:
+    """The draft's first sentences alone, when they pass every check and say more than the question
+    repeats; None when no such lead comes before its steps (a list, a code block, «Вот как это сделать:»).
+
+    A small model often says the fact first and then writes steps of its own: «…настроить переменные
+    окружения $DEBEMAIL и $DEBFULLNAME в файле ~/.bashrc.» and then `nano`, `source ~/.bashrc` and an
+    example address no passage has (set X, X013). The steps fail the checks, and the whole draft gave way
+    to the bare quote, though its first sentence was the fact in the answer's own words. Only for a
+    draft that failed `SENTENCE_CHECKS` (`check_answer`): a draft judged unfounded as a whole is not
+    rescued by its first sentence (set V, V016: alone it passed, and said the opposite of the handbook).
+    """
+    steps = _STEPS.search(draft.text)
+    head = draft.text[:steps.start()] if steps else draft.text
+    spans = []
+    for span in sentences(head):
+        if span.text.rstrip().endswith(":"):
+            break
+        spans.append(span)
+    asked = term_set(draft.question)
+    for n in range(len(spans), 0, -1):
+        lead = head[:spans[n - 1].end].strip()
+        if not any(len(term_set(span.text) - asked) >= 2 for span in sentences(lead)):
+            continue  # it only says the question again
+        if not degenerate(replace(draft, text=lead)):
+            return lead
+    return None
+
+
 def complete_sentences(text: str) -> str:
     """A draft cut by the token limit, without its unfinished last sentence."""
     spans = sentences(text)
@@ -533,6 +569,8 @@ class CheckedAnswer(BaseModel):
     used: list[int] = Field(default_factory=list, description="1-based fragments for the source block")
     degenerate: list[str] = Field(default_factory=list, description="checks the model's draft failed")
     fallback: bool = False
+    trimmed: bool = Field(default=False, description="the draft's first sentences alone (`backed_lead`): "
+                                                     "what followed failed the checks (`degenerate`)")
     quoted: bool = Field(default=False, description="a quote of the passage backing the answer follows it")
     citations_moved: int = 0
     citations_dropped: int = 0
@@ -555,10 +593,17 @@ def check_answer(draft: str, question: str, fragments: list[str], *, searched: b
     `no_answer` gives one); `lead` opens an extractive answer whose passages cover the question,
     `nearest_lead` one whose passages are only the nearest (`extractive_answer`); `truncated` marks a draft cut
     by the token limit (its unfinished sentence goes); `strict` checks too that the draft's commands,
-    names and numbers are the fragments' (a small local model's own knowledge shows in them).
+    names and numbers are the fragments' (a small local model's own knowledge shows in them), and keeps
+    a failed draft's first sentences when they pass alone (`backed_lead`).
     """
     text = complete_sentences(draft) if truncated else draft
     failed = degenerate(Draft(text, question, fragments, max_chars, strict))
+    trimmable = bool(failed) and strict and set(failed) <= SENTENCE_CHECKS
+    first = backed_lead(Draft(text, question, fragments, max_chars, strict)) if trimmable else None
+    if first is not None:
+        citations = check_citations(first, fragments)
+        return CheckedAnswer(text=citations.text, used=citations.used, degenerate=failed, trimmed=True,
+                             citations_moved=citations.moved, citations_dropped=citations.dropped)
     if failed:
         extract = extractive_answer(question, fragments, lead, nearest_lead) if fragments else Extract(text="")
         if extract.text:

@@ -336,7 +336,8 @@ def turn_record(draft: TurnDraft, checked: CheckedAnswer) -> dict[str, Any]:
     return {"cut_by_deadline": draft.cut, "tool_called": draft.query is not None, "fragments": len(draft.fragments),
             "gate_score": gate.score if gate else None, "gate_passed": gate.passed if gate else None,
             "gate_near": bool(gate and gate.near), "opened": draft.opened, "reasked": draft.reasked,
-            "unknown": gate.unknown if gate else [], "degenerate": checked.degenerate, "quoted": checked.quoted,
+            "unknown": gate.unknown if gate else [], "degenerate": checked.degenerate, "trimmed": checked.trimmed,
+            "quoted": checked.quoted,
             "citations_moved": checked.citations_moved, "citations_dropped": checked.citations_dropped}
 
 
@@ -350,5 +351,6 @@ def turn_report(draft: TurnDraft, checked: CheckedAnswer) -> list[str]:
              + (", the answer's first words written from the best passage" if draft.opened else ""),
              f"draft failed: {', '.join(checked.degenerate)} → fallback" if checked.fallback
              else "no draft: the nearest passages" if draft.nearest
+             else f"draft failed: {', '.join(checked.degenerate)} → its first sentences kept" if checked.trimmed
              else "draft accepted" + (", backing passage quoted" if checked.quoted else ""),
              f"citations moved {checked.citations_moved}, dropped {checked.citations_dropped}"])
