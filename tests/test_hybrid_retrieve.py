@@ -7,6 +7,9 @@ question's exact command or number comes back even when its vector is the farthe
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+
 import numpy as np
 import psycopg
 import pytest
@@ -31,13 +34,15 @@ def _unit(rows: int, rng: np.random.Generator) -> np.ndarray:
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
-@pytest.fixture
-def crowded_table(pg_url: str, user_id: int):  # type: ignore[no-untyped-def]
-    """6,000 chunks of 60 other owners plus 60 of `user_id` (1 %).
+@pytest.fixture(scope="module")
+def crowded(pg_url: str) -> Iterator[tuple[int, np.ndarray]]:
+    """6,000 chunks of 60 other owners plus 60 of one user (1 %): the user's id and the query vector.
 
     The user's chunk with the command is the farthest of the user's 60 from the query vector;
     other owners hold the same command and number in chunks whose vectors are the closest of all.
+    Built once for the module (indexing 6,060 vectors in HNSW is most of its time); the tests only read.
     """
+    user_id = 9 * 10**11 + os.getpid()  # no other test's user (tests/conftest.py `user_id`)
     rng = np.random.default_rng(17)
     query = _unit(1, rng)[0]
     mine = _unit(60, rng)
@@ -70,7 +75,7 @@ def crowded_table(pg_url: str, user_id: int):  # type: ignore[no-untyped-def]
             copy.set_types(["bigint", "bigint", "text", "text", "integer", "text", "text", "vector"])
             for n, (owner, text, vector) in enumerate(rows):
                 copy.write_row((document_ids[owner], owner, "txt", "manual.txt", n, text, str(n), vector))
-    yield query
+    yield user_id, query
     with psycopg.connect(pg_url) as conn:
         conn.execute("delete from documents where owner_id = any(%s)", (owners,))
 
@@ -101,9 +106,9 @@ def test_text_queries_keep_technical_tokens_apart() -> None:
     assert text_queries("Почему так?") == ("Почему так?", "")
 
 
-def test_hybrid_under_a_1_percent_owner_filter_returns_the_full_k(pg_url: str, user_id: int,
-                                                                   crowded_table) -> None:
-    query = crowded_table
+def test_hybrid_under_a_1_percent_owner_filter_returns_the_full_k(
+        pg_url: str, crowded: tuple[int, np.ndarray]) -> None:
+    user_id, query = crowded
     found, plan = _hybrid_on_hnsw(pg_url, user_id, query)
     assert "document_chunks_embedding_hnsw" in plan
     assert len(found) == K
@@ -118,9 +123,9 @@ def test_hybrid_under_a_1_percent_owner_filter_returns_the_full_k(pg_url: str, u
     assert _owners(pg_url, [f.chunk_id for f in planned]) == {user_id}
 
 
-def test_text_branch_rescues_the_exact_command_the_vector_order_misses(pg_url: str, user_id: int,
-                                                                       crowded_table) -> None:
-    query = crowded_table
+def test_text_branch_rescues_the_exact_command_the_vector_order_misses(
+        pg_url: str, crowded: tuple[int, np.ndarray]) -> None:
+    user_id, query = crowded
     with psycopg.connect(pg_url, row_factory=dict_row) as conn:
         register_vector(conn)
         by_vector = search_in(conn, user_id, query, K)
@@ -137,8 +142,8 @@ def test_text_branch_rescues_the_exact_command_the_vector_order_misses(pg_url: s
     assert [f.chunk_id for f in kept] == [f.chunk_id for f in hybrid[:10]]
 
 
-def test_the_setting_switches_the_first_stage(pg_url: str, user_id: int, crowded_table) -> None:
-    query = crowded_table
+def test_the_setting_switches_the_first_stage(pg_url: str, crowded: tuple[int, np.ndarray]) -> None:
+    user_id, query = crowded
     with grove_settings(retrieval_first_stage="vector"):
         vector_only = first_stage(user_id, QUESTION, query, K)
     with grove_settings(retrieval_first_stage="hybrid"):
