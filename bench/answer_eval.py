@@ -116,8 +116,6 @@ CONFIGS: dict[str, dict[str, str]] = {
     "escaped": {"GROVE_LOCAL_LLM_CHAT_FORMAT": "chatml-function-calling"},  # the template before 2026-11-25
     # the gate passes (almost) every question: the model drafts over the fragments of questions the documents
     # do not answer, as it does when the gate errs — to measure the answer checks on such drafts
-    # a question whose only words the base lacks are everyday ones is drafted and doubted (search_gate.decide)
-    "everyday-draft": {"GROVE_SEARCH_GATE_EVERYDAY_DRAFT": "true"},
     "gate-open": {"GROVE_SEARCH_GATE_THRESHOLD": "0.95", "GROVE_SEARCH_GATE_NEAR": "0.95",
                   "GROVE_SEARCH_GATE_UNKNOWN_THINGS": "false"},
 }

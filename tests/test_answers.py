@@ -157,36 +157,6 @@ def test_a_word_the_base_lacks_does_not_shut_out_a_passage_that_answers_in_other
     assert answer.text.startswith("В ваших документах этого нет:") and "«клубники»" in answer.text
 
 
-def test_a_question_whose_only_missing_words_are_everyday_ones_is_drafted_and_doubted(
-        store: str, local: ScriptedLLM, user_id: int, env, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    """Issue 37 (W009: «…короче, чем на машине?» over a passage that never says «машина»): with
-    GROVE_SEARCH_GATE_EVERYDAY_DRAFT the model drafts; its answer stands when it never says the missing
-    word, and the near band's reply (the word named as absent) replaces a draft that says it or refuses."""
-    import nodes.answering.chat_drafts
-
-    monkeypatch.setattr(nodes.answering.chat_drafts, "own_wording", lambda question, fragments: False)
-    index(user_id, "малина.pdf", RASPBERRY)
-    question = "Чем подкормить малину весной на даче?"  # «дача» is everyday (Zipf 3.9); no chunk has it
-    env(GROVE_SEARCH_GATE_THRESHOLD="0.99", GROVE_SEARCH_GATE_NEAR="0.999", GROVE_SEARCH_GATE_EVERYDAY_OVERLAP="1.01")
-    answer = ask_chat(question, user_id)
-    assert local.requests == [] and answer.gate_near and answer.unknown == ["даче"]  # the setting is off
-
-    env(GROVE_SEARCH_GATE_EVERYDAY_DRAFT="true")
-    local.script(text("Весной малину подкармливают азотом, 15 г мочевины на метр [1]."),
-                 text("На даче малину весной подкармливают навозом [1]."),
-                 text("В ваших документах об этом не сказано."))
-    answer = ask_chat(question, user_id)
-    assert len(local.requests) == 1 and answer.gate_passed and not answer.fallback
-    assert answer.text.startswith("Весной малину подкармливают азотом") and RASPBERRY[0] in system_of(local.requests[0])
-    for written in ("says_absent_words", "refused"):
-        answer = ask_chat(question, user_id)
-        body = answer.text.partition("Информация взята из:")[0]
-        assert answer.fallback and answer.degenerate == [written] and answer.draft is not None
-        assert body.startswith("В ваших документах этого нет: «даче» в них не встречается.")
-        assert "навоз" not in body and f"«{RASPBERRY[0]}" in body
-    assert len(local.requests) == 3  # neither asked again
-
-
 def test_a_user_without_documents_is_not_searched(store: str, local: ScriptedLLM, user_id: int) -> None:
     local.script(text("Весной малину подкармливают азотом."))
     answer = ask_chat(SPRING, user_id)

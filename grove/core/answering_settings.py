@@ -256,14 +256,6 @@ class AnsweringSettings(BaseModel):
             "development sets, 0.6 opened 7 and none; bench/answerability.py)."
         ),
     )
-    search_gate_everyday_draft: bool = Field(
-        default=False,
-        description=(
-            "A question whose only words the base lacks are everyday ones (`search_gate_everyday_zipf`) passes "
-            "the gate as doubtful: the local model drafts, and a draft that refuses, fails a check or says one "
-            "of those words is replaced by the near band's reply (bench/answer_eval.py measured it)."
-        ),
-    )
     search_gate_unknown_things: bool = Field(
         default=True,
         description=(

@@ -30,7 +30,6 @@ from nodes.answering.quote import NEAREST_ONLY, Quote, passages_text, select_quo
 from nodes.answering.token_budget import count_tokens
 from nodes.answering.turn_policy import TurnPolicy
 from nodes.retrieval.base_vocabulary import unknown_things
-from nodes.retrieval.lexical import term_set
 from nodes.retrieval.retrieve import Fragment
 from nodes.retrieval.search_gate import GateDecision, decide, has_documents, model_query, search_query
 from nodes.store.chat_history import ChatMessage
@@ -94,8 +93,7 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
             if settings.local_answer_context == "passages":
                 fragments = passages(question, fragments)
     quotes = shown_passages(question, fragments, show)
-    opening = (bool(quotes) and settings.local_answer_opening > 0 and settings.local_answer_context == "fragments"
-               and not (gate and gate.doubtful))  # a doubtful question's first words are not the passage's
+    opening = bool(quotes) and settings.local_answer_opening > 0 and settings.local_answer_context == "fragments"
     extra = count_tokens(opening_facts(quotes[:1], fragments)[0]) if opening else 0
     messages, shown = local_messages(question, history, policy, fragments, extra)
     quotes = [q for q in quotes if q.fragment <= len(shown)]
@@ -108,8 +106,7 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
         else:
             reply, policy = pipeline.draft(ask, messages, policy, lambda p: local_system_prompt(p, shown),
                                            decoding=local_decoding(bool(shown)), on_text=show)
-        again = (reasked(ask, question, messages, policy, shown, reply, show)
-                 if settings.local_answer_reask and not (gate and gate.doubtful) else None)
+        again = reasked(ask, question, messages, policy, shown, reply, show) if settings.local_answer_reask else None
     except (LLMDeadlineExceeded, Stopped) as exc:
         # The user has been reading the passages (and the first words) for a while: they stay the
         # answer, cut, with their sources — never replaced by an apology for an outage. A «Стоп»
@@ -328,26 +325,9 @@ def checked_draft(draft: TurnDraft, question: str, *, local: bool) -> CheckedAns
         return pipeline.check(draft.reply, question, draft.fragments, searched=draft.searched)
     checked = local_checked(draft.reply, question, draft.fragments, searched=draft.searched,
                             whole=get_settings().local_answer_context == "passages")
-    if draft.gate is not None and draft.gate.doubtful:
-        return doubted(draft, question, checked)
     if draft.gate is not None and not draft.gate.passed and asks(question) and checked.accepted:
         checked = checked.model_copy(update={"text": f"{GENERAL_LEAD}\n\n{checked.text}"})
     return checked
-
-
-def doubted(draft: TurnDraft, question: str, checked: CheckedAnswer) -> CheckedAnswer:
-    """A doubtful question's answer (nodes/retrieval/search_gate.py `decide`): the checked draft when the
-    model answered, passed every check and never said the everyday words the base lacks; otherwise the
-    near band's reply, those words named as absent — the question may be one the documents do not answer,
-    and a draft that refused, failed or took the question's missing words as fact does not say otherwise."""
-    gate = draft.gate
-    assert gate is not None
-    said = term_set(draft.reply.content) & term_set(" ".join(gate.unknown))
-    if checked.accepted and not said and not is_refusal(draft.reply.content):
-        return checked
-    nearest = nearest_passages(question, draft.fragments, gate.unknown)
-    why = checked.degenerate or (["says_absent_words"] if said else ["refused"])
-    return nearest.model_copy(update={"degenerate": why, "fallback": True})
 
 
 def turn_record(draft: TurnDraft, checked: CheckedAnswer) -> dict[str, Any]:

@@ -69,7 +69,6 @@ class GateDecision(BaseModel):
     near: bool = False  # not passed, but within the near band: the nearest passages are shown, no model answer
     fragments: list[Fragment] = []
     unknown: list[str] = []  # things the question names that the base never mentions (they shut the gate)
-    doubtful: bool = False  # passed although `unknown` is not empty: each of them is an everyday word
 
 
 def decide(question: str, query: str, fragments: list[Fragment], *, score_name: str | None = None,
@@ -96,12 +95,7 @@ def decide(question: str, query: str, fragments: list[Fragment], *, score_name: 
     An everyday word the base lacks («партия», «кусок») does not shut the gate when one fragment
     holds most of the question's other words: the user said in their own words what the passage
     says in the manual's. Over the 12 development sets of bench/answerability.py this opened 7 of
-    the 49 answerable questions the unknown things shut, and none of the 140 silent ones.
-
-    With `search_gate_everyday_draft`, a question whose only words the base lacks are everyday ones
-    passes anyway, `doubtful`: the model reads the fragments, and its draft is shown only when it
-    answers without those words and passes every check (nodes/answering/chat_drafts.py `doubted`).
-    «Почему пеший маршрут короче, чем на машине?» is answered by a passage that never says «машина»."""
+    the 49 answerable questions the unknown things shut, and none of the 140 silent ones."""
     settings = get_settings()
     gate = GATE_SCORES[score_name or settings.search_gate_score]
     limit = settings.search_gate_threshold if threshold is None else threshold
@@ -116,11 +110,9 @@ def decide(question: str, query: str, fragments: list[Fragment], *, score_name: 
     absent = list(unknown or [])
     if absent and best_overlap(question, fragments) >= settings.search_gate_everyday_overlap:
         absent = [w for w in absent if not everyday(w, settings.search_gate_everyday_zipf)]
-    doubtful = (bool(absent) and settings.search_gate_everyday_draft
-                and all(everyday(w, settings.search_gate_everyday_zipf) for w in absent))
-    passed = clears(limit) and (not absent or doubtful)
+    passed = clears(limit) and not absent
     return GateDecision(query=query, score=value, passed=passed, near=not passed and clears(edge),
-                        fragments=fragments, unknown=absent, doubtful=passed and doubtful)
+                        fragments=fragments, unknown=absent)
 
 
 @task(name="user-has-documents", retries=2, retry_delay_seconds=1)
