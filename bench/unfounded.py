@@ -9,10 +9,6 @@ question's terms the draft states and no shown fragment holds): how many drafts 
 questions it replaces (and how many of those the judge called right, or right in the model's own
 words), and how many drafts to unanswerable ones (invented or presented a passage as the answer,
 against honest). `covers` loads the embedding model, as in production.
-
-Dumps that record the replaced draft (`draft`, since 51e7837) add a second table: of the drafts the
-check did replace, those `restates` finds backed sentence by sentence, split into answerable ones whose
-draft holds the key fact (the judge's test) or not, and unanswerable ones it would let through.
 """
 
 from __future__ import annotations
@@ -82,37 +78,6 @@ def main() -> None:
         print(f"| {n} | {f['answerable']}/{seen['answerable']} | {f['right']}/{seen['right']} | "
               f"{f['own words']}/{seen['own words']} | {f['unanswerable']}/{seen['unanswerable']} | "
               f"{f['invented or passage']}/{seen['invented or passage']} | {f['honest']}/{seen['honest']} |")
-    replaced(args.dumps)
-
-
-def replaced(dumps: list[Path]) -> None:
-    """The drafts `unfounded` replaced, as `restates` would judge them (dumps recording `draft` only)."""
-    from bench.answer_eval import has_fact
-    from bench.eval_stores import SET_NAMES, load_sets
-    from nodes.answering.answer_check import Draft, restates
-
-    needle_sets = [name for name in SET_NAMES if name != "debian"]  # the needle sets: the Debian one is spans
-    by_id = {q.id: q for evalset in load_sets(needle_sets) for q in [*evalset.questions, *evalset.silent]}
-    tally: Counter[str] = Counter()
-    for dump in dumps:
-        for answers in json.loads(dump.read_text(encoding="utf-8")).values():
-            for answer in answers:
-                if not answer.get("draft") or "unfounded" not in (answer.get("degenerate") or []):
-                    continue
-                question = by_id[answer["id"]]
-                kept = restates(Draft(answer["draft"], question.text, [f["text"] for f in answer["fragments"]],
-                                      strict=True))
-                kind = ("answerable, the fact in the draft" if has_fact(answer["draft"], question)
-                        else "answerable, no fact") if question.answerable else "unanswerable"
-                tally[kind] += 1
-                tally[f"{kind}: kept"] += kept
-                print(f"  replaced as unfounded: {answer['id']} ({kind}){' — restates: kept' if kept else ''}")
-    if not tally:
-        return
-    print("| replaced as unfounded | drafts | kept by `restates` |")
-    print("|---|---|---|")
-    for kind in ("answerable, the fact in the draft", "answerable, no fact", "unanswerable"):
-        print(f"| {kind} | {tally[kind]} | {tally[kind + ': kept']} |")
 
 
 if __name__ == "__main__":
