@@ -27,7 +27,6 @@ from nodes.answering.answer_check import (
     degenerate,
     extractive_answer,
     is_refusal,
-    restates,
     sources_by_overlap,
 )
 from nodes.answering.quote import NEAREST_LEAD
@@ -274,20 +273,6 @@ def test_a_draft_stating_the_questions_terms_that_no_fragment_holds_is_unfounded
     (FU07); the answers in the model's own words over the passages that hold them (V005, V011, V017,
     F005, F013, F025) are kept."""
     draft = Draft(str(case["draft"]), str(case["question"]), list(case["fragments"]), strict=True)  # type: ignore[call-overload]
-    assert ("unfounded" in degenerate(draft)) is (not case["answerable"])
-
-
-RESTATED = json.loads((FIXTURES / "restated_drafts.json").read_text(encoding="utf-8"))["drafts"]
-
-
-@pytest.mark.parametrize("case", RESTATED, ids=[d["id"] for d in RESTATED])
-def test_a_draft_that_restates_the_question_and_says_a_passages_fact_is_founded(
-        case: dict[str, object], lexical_quotes: None) -> None:
-    """W002 («…вернуть исходный вид… нажмите клавишу Home») and V001 (Shift+Delete) put the question's
-    words back and say the handbook's fact: kept. XU07 («до 17 лет») and WU04 (steps to measure an area)
-    answer what the documents do not: still unfounded."""
-    draft = Draft(str(case["draft"]), str(case["question"]), list(case["fragments"]), strict=True)  # type: ignore[call-overload]
-    assert restates(draft) is bool(case["answerable"])
     assert ("unfounded" in degenerate(draft)) is (not case["answerable"])
 
 

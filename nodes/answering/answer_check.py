@@ -332,30 +332,7 @@ def _unfounded(draft: Draft) -> bool:
     if not draft.strict or not draft.fragments:
         return False
     claimed = claimed_terms(draft.question, draft.body, draft.fragments)
-    return (len(claimed) >= MIN_CLAIMED_TERMS and not covers(draft.question, draft.fragments)
-            and not restates(draft))
-
-
-RESTATED_SUPPORT = 0.6
-"""`restates`: the share of a draft sentence's own terms that one fragment sentence must hold."""
-
-
-def restates(draft: Draft) -> bool:
-    """Every sentence of the draft says, beyond the question's words, what one fragment sentence says
-    (RESTATED_SUPPORT of its other terms): the question's terms it repeats are the user's wording put
-    back, and the fact is the documents'.
-
-    «Для вернуть исходный вид Marble нажмите клавишу Home на клавиатуре.» (set W, W002) and «Чтобы
-    удалить напоминание сразу, чтобы программа не переспрашивала «вы уверены», можно использовать
-    комбинацию клавиш Shift+Delete.» (set V, V001): right, in the model's own words, and replaced as
-    `unfounded` because «вернуть исходный», «переспрашивать» are in no passage. The invented answers
-    to silent questions each had a sentence whose other terms no passage held (0.0–0.5 over the
-    development drafts; «до 17 лет», XU07, at 0.5)."""
-    asked = term_set(draft.question)
-    found = [term_set(span.text) for f in draft.fragments for span in sentences(f)]
-    said = [wanted for span in sentences(draft.body) if len(wanted := term_set(span.text) - asked) >= 2]
-    return bool(said) and bool(found) and all(max(share_found(w, f) for f in found) >= RESTATED_SUPPORT
-                                              for w in said)
+    return len(claimed) >= MIN_CLAIMED_TERMS and not covers(draft.question, draft.fragments)
 
 
 def claimed_terms(question: str, answer: str, fragments: Sequence[str]) -> frozenset[str]:
