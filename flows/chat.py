@@ -18,7 +18,8 @@ from grove.core.settings import get_settings
 from grove.core.shutdown import Stopped
 from nodes.answering import answer_pipeline as pipeline
 from nodes.answering.answer_prompt import TEMPLATE
-from nodes.answering.chat_drafts import checked_draft, local_draft, remote_draft, turn_record, turn_report
+from nodes.answering.chat_drafts import (checked_draft, local_draft, remote_draft, turn_fields, turn_record,
+                                         turn_report)
 from nodes.answering.context_signals import Signal
 from nodes.answering.llm import LLMError, current_endpoint
 from nodes.answering.plan import PlanError
@@ -100,15 +101,8 @@ def chat(question: str, user_id: int, session_id: str, show: Show | None = None)
     keep_pair(user_id, session_id, question, text, retried)
     recorded(user_id, policy, {"retried": retried is not None, **turn_record(draft, checked)},
              (["a retry: the unanswered question answered"] if retried else []) + turn_report(draft, checked))
-    gate = draft.gate
-    return ChatAnswer(text=text, fragments=draft.fragments, tool_called=draft.query is not None,
-                      tool_query=draft.query, gate_score=gate.score if gate else None,
-                      gate_passed=gate.passed if gate else None, gate_near=bool(gate and gate.near),
-                      degenerate=checked.degenerate, fallback=checked.fallback, quoted=checked.quoted,
-                      trimmed=checked.trimmed,
-                      draft=(draft.reply.content or None) if checked.fallback or checked.trimmed else None,
-                      signals=policy.signal_names, guards=policy.guards, reasked=draft.reasked,
-                      unknown=gate.unknown if gate else [])
+    return ChatAnswer(text=text, fragments=draft.fragments, signals=policy.signal_names, guards=policy.guards,
+                      **turn_fields(draft, checked))
 
 
 def recorded(user_id: int, policy: TurnPolicy, details: dict[str, Any], lines: list[str]) -> None:

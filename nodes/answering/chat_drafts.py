@@ -341,6 +341,18 @@ def turn_record(draft: TurnDraft, checked: CheckedAnswer) -> dict[str, Any]:
             "citations_moved": checked.citations_moved, "citations_dropped": checked.citations_dropped}
 
 
+def turn_fields(draft: TurnDraft, checked: CheckedAnswer) -> dict[str, Any]:
+    """What the chat flow's result says of the turn's search, gate and draft (flows/chat.py `ChatAnswer`);
+    `draft` is the model's words the user never saw whole (replaced, or cut to their first sentences)."""
+    gate = draft.gate
+    return {"tool_called": draft.query is not None, "tool_query": draft.query,
+            "gate_score": gate.score if gate else None, "gate_passed": gate.passed if gate else None,
+            "gate_near": bool(gate and gate.near), "unknown": gate.unknown if gate else [],
+            "degenerate": checked.degenerate, "fallback": checked.fallback, "quoted": checked.quoted,
+            "trimmed": checked.trimmed, "reasked": draft.reasked,
+            "draft": (draft.reply.content or None) if checked.fallback or checked.trimmed else None}
+
+
 def turn_report(draft: TurnDraft, checked: CheckedAnswer) -> list[str]:
     """The turn's artifact lines in Prefect: the search, the gate, the fragments and what became of the draft."""
     gate = draft.gate
