@@ -44,6 +44,18 @@ def test_the_things_a_question_names_are_its_nouns_and_latin_words(question: str
     assert named_things(question) == things
 
 
+@pytest.mark.parametrize(("question", "things"), [
+    ("На какой ширине режим автозаполнения по умолчанию переносит строки?", ["ширине", "режим", "автозаполнения",
+                                                                           "строки"]),
+    ("Чем Flowblade на самом деле кодирует итоговый видеофайл?", ["Flowblade", "видеофайл"]),
+    ("Как плотнее залить выделение, если с первого раза цвет бледный?", ["выделение", "цвет"]),
+    ("Как сделать, чтобы цвет брался из градиента по ходу штриха?", ["цвет", "градиента", "штриха"]),
+    ("Что такое раз и навсегда выбранный путь по умолчанию в TeX?", ["раз", "путь", "TeX"]),  # a «раз» of its own
+])
+def test_the_nouns_of_set_phrases_name_nothing(question: str, things: list[str]) -> None:
+    assert named_things(question) == things
+
+
 def test_each_thing_is_named_once() -> None:
     assert named_things("Чем TeX отличается от TEX и от tex?") == ["TeX"]
 

@@ -78,12 +78,22 @@ def _noun(word: str) -> bool:
     return bool(term(word)) and part_of_speech(word) == "NOUN"
 
 
+# Set phrases whose nouns name nothing: «по умолчанию», «на самом деле», «с первого раза», «по ходу»…
+_SET_PHRASES = re.compile(
+    r"(?<![\w-])(?:по\s+умолчанию|на\s+самом\s+деле|на\s+деле|со?\s+(?:первого|второго|третьего|одного)\s+раза"
+    r"|по\s+ходу|в\s+пределах|в\s+случае|на\s+всякий\s+случай|с\s+помощью|при\s+помощи|в\s+течение|в\s+виде"
+    r"|в\s+качестве|в\s+том\s+числе|по\s+мере|по\s+крайней\s+мере|в\s+целом|в\s+итоге|в\s+общем"
+    r"|в\s+основном|в\s+первую\s+очередь|в\s+конце\s+концов)(?![\w-])", re.IGNORECASE)
+
+
 def named_things(question: str) -> list[str]:
     """The question's words that name a thing, as written: Russian nouns and Latin tokens (not
     numbers, not English function words), each once; a hyphenated compound that names a thing
-    (`fig-001.mps`, «Docker-контейнер») comes first, then its parts that do."""
+    (`fig-001.mps`, «Docker-контейнер») comes first, then its parts that do. A noun of a set phrase
+    (`_SET_PHRASES`: «по умолчанию», «с первого раза») names nothing: a manual that never writes
+    «умолчание» still answers «какой шрифт по умолчанию»."""
     found: list[str] = []
-    for token in _TOKEN.findall(question):
+    for token in _TOKEN.findall(_SET_PHRASES.sub(" ", question)):
         parts = [p for p in token.split("-") if _names(p)] if "-" in token else []
         for word in ([token] if parts or ("-" not in token and _names(token)) else []) + parts:
             if word.lower() not in {w.lower() for w in found}:
