@@ -597,9 +597,10 @@ def check_answer(draft: str, question: str, fragments: list[str], *, searched: b
     a failed draft's first sentences when they pass alone (`backed_lead`).
     """
     text = complete_sentences(draft) if truncated else draft
-    failed = degenerate(Draft(text, question, fragments, max_chars, strict))
+    written = Draft(text, question, fragments, max_chars, strict)
+    failed = degenerate(written)
     trimmable = bool(failed) and strict and set(failed) <= SENTENCE_CHECKS
-    first = backed_lead(Draft(text, question, fragments, max_chars, strict)) if trimmable else None
+    first = backed_lead(written) if trimmable else None
     if first is not None:
         citations = check_citations(first, fragments)
         return CheckedAnswer(text=citations.text, used=citations.used, degenerate=failed, trimmed=True,

@@ -332,12 +332,11 @@ def checked_draft(draft: TurnDraft, question: str, *, local: bool) -> CheckedAns
 
 def turn_record(draft: TurnDraft, checked: CheckedAnswer) -> dict[str, Any]:
     """The turn's row in dialogue_metrics: what was searched, what the gate and the checks decided."""
-    gate = draft.gate
-    return {"cut_by_deadline": draft.cut, "tool_called": draft.query is not None, "fragments": len(draft.fragments),
-            "gate_score": gate.score if gate else None, "gate_passed": gate.passed if gate else None,
-            "gate_near": bool(gate and gate.near), "opened": draft.opened, "reasked": draft.reasked,
-            "unknown": gate.unknown if gate else [], "degenerate": checked.degenerate, "trimmed": checked.trimmed,
-            "quoted": checked.quoted,
+    fields = turn_fields(draft, checked)
+    shared = ("tool_called", "gate_score", "gate_passed", "gate_near", "reasked", "unknown", "degenerate",
+              "trimmed", "quoted")  # not the query, nor the draft's words: the row keeps no user text
+    return {"cut_by_deadline": draft.cut, "fragments": len(draft.fragments), "opened": draft.opened,
+            **{key: fields[key] for key in shared},
             "citations_moved": checked.citations_moved, "citations_dropped": checked.citations_dropped}
 
 
