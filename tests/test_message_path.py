@@ -285,9 +285,12 @@ async def test_indexing_runs_in_the_background_with_progress_and_the_user_is_ans
 
 @pytest.mark.models
 def test_postgres_lost_mid_indexing_stops_says_so_and_resumes_when_back(
-        standin: TelegramStandin, user_id: int, tmp_path: Path, env) -> None:  # type: ignore[no-untyped-def]
+        standin: TelegramStandin, user_id: int, tmp_path: Path, env,  # type: ignore[no-untyped-def]
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """A store of its own, stopped while the worker embeds: the user hears it at once, nothing is
-    half-written, and the job finishes once Postgres is back."""
+    half-written, and the job finishes once Postgres is back. The first embedding waits until the
+    store is down, so the loss lands mid-indexing however fast the CPU embeds."""
+    import flows.ingest
     from grove.store.db import close_pool, prepare_database
     from grove.infra.postgres_server import EmbeddedPostgres
     from grove.app.worker import STORE_LOST, JobWorker
@@ -305,6 +308,16 @@ def test_postgres_lost_mid_indexing_stops_says_so_and_resumes_when_back(
     prepare_database()
     set_user_mode.fn(user_id, user_id, "documents")
     pdf = make_pdf(eight_pages() * 2, tmp_path / "малина.pdf")
+    embedding, store_down = threading.Event(), threading.Event()
+    real_embed = flows.ingest.embed_chunks
+
+    def embed_once_the_store_is_down(*args, **kwargs):  # type: ignore[no-untyped-def]
+        if not embedding.is_set():
+            embedding.set()
+            assert store_down.wait(120)
+        return real_embed(*args, **kwargs)
+
+    monkeypatch.setattr(flows.ingest, "embed_chunks", embed_once_the_store_is_down)
 
     async def scenario() -> None:
         async with running(new_bot()):
@@ -312,10 +325,9 @@ def test_postgres_lost_mid_indexing_stops_says_so_and_resumes_when_back(
             [ack] = await standin.wait_for_bot_messages_async(user_id, 1, timeout=60)
             worker = JobWorker(poll=0.2).start()
             try:
-                await asyncio.to_thread(wait_until, lambda: one_row(
-                    url, "select status from jobs where user_id = %s", user_id) == ("running",), 120)
-                await asyncio.sleep(2)  # embedding
+                assert await asyncio.to_thread(embedding.wait, 120)
                 await asyncio.to_thread(server.stop)
+                store_down.set()
                 messages = await standin.wait_for_bot_messages_async(user_id, 2, timeout=60)
                 assert messages[1]["text"] == STORE_LOST
                 await asyncio.to_thread(server.start)

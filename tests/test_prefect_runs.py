@@ -95,8 +95,13 @@ def test_a_button_press_is_a_named_flow_run_listing_its_stages(prefect_server: s
     process(console(user_id, command="start"))
     process(console(user_id, callback_data="chat"))
 
+    # The reporter shared by the whole suite may still be sending earlier tests' runs: wait for it
+    # to empty, not for a time, then the run must be there.
+    reporter = runs.default_reporter()
+    assert isinstance(reporter, PrefectReporter)
+    assert reporter.flush(300), f"backlog {reporter.backlog}, failed calls {reporter.failures}"
     run = _poll(lambda: final_run(prefect_server, f"button-user{user_id}"))
-    assert run is not None and run["state"]["type"] == "COMPLETED"
+    assert run is not None and run["state"]["type"] == "COMPLETED", flow_runs(prefect_server, f"button-user{user_id}")
     assert "grove" in run["tags"] and f"user:{user_id}" in run["tags"]
     assert run["parameters"]["update"]["callback_data"] == "chat"
     message = run["state"]["message"]
