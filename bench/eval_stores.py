@@ -83,6 +83,12 @@ Sets (nothing here edits a set):
   by xsltproc and the DocBook XSL stylesheets; bench/sets/emacs_tutorial_txt_ru.json: 20 questions over the Russian
   tutorial of GNU Emacs, the plain text file Emacs ships; both committed in bench/sets/docs/ and ingested as
   files), each with 10 unanswerable ones: written on 2026-11-27 after W and X — the next held-out check.
+* ``sysmonitor``, ``rhythmbox`` — sets AA and AB (bench/sets/system_monitor_help_pdf_ru.json: 20 questions over the
+  whole Russian help of GNOME System Monitor, printed to one PDF by headless Chromium;
+  bench/sets/rhythmbox_help_html_ru.json: 20 questions over the whole Russian help of the Rhythmbox music player, built
+  from its DocBook into one HTML page per section by the DocBook XSL chunking stylesheet; both committed in
+  bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on 2026-11-28 after Y and Z — the
+  next held-out check.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -138,7 +144,7 @@ INGESTION_SETTINGS = ("chunking", "chunk_target_chars", "chunk_overlap_chars", "
 SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "doublecmd", "texlive-dev", "gimp-dev",
              "installguide", "omegat", "flowblade", "aptitude", "mandb", "pymorphy2", "aisleriot", "gnomehelp",
              "mchelp", "skycultures", "evolution", "evince", "terminal", "seahorse", "kturtle", "kalarm",
-             "marble", "maintguide", "kmplot", "emacs")
+             "marble", "maintguide", "kmplot", "emacs", "sysmonitor", "rhythmbox")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -361,6 +367,10 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "kmplot": lambda: load_needle_set("kmplot_handbook_html_ru.json", "kmplot",
                                           "kmplot_handbook_html_silent_ru.json"),
         "emacs": lambda: load_needle_set("emacs_tutorial_txt_ru.json", "emacs", "emacs_tutorial_txt_silent_ru.json"),
+        "sysmonitor": lambda: load_needle_set("system_monitor_help_pdf_ru.json", "sysmonitor",
+                                              "system_monitor_help_pdf_silent_ru.json"),
+        "rhythmbox": lambda: load_needle_set("rhythmbox_help_html_ru.json", "rhythmbox",
+                                             "rhythmbox_help_html_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
