@@ -27,6 +27,11 @@ production `rag-db-query`, and each candidate signal is computed from what the s
   serves the answer after it): 1 for «да», 0 for «нет»;
 * combinations (``distance+unknown`` …), printed with their weights.
 
+After the gate's table, ``pairs``: questions the gate passes or puts near that hold a word pair
+(`named_pairs`: a noun with a genitive noun, an adjective with its noun) no chunk holds together,
+looked up three ways (adjacent, within PAIR_WINDOW words, one chunk); measured, not adopted
+(bench/README.md).
+
 Printed per set and over all: ROC AUC of each signal (answerable vs silent), the range of each
 group, and for a threshold chosen on the named development sets the pass rates of both groups.
 """
@@ -35,11 +40,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 from bench.eval_stores import EvalSet, Judge, Question, stored_chunks, stores
 
@@ -58,6 +65,9 @@ class Probe:
     holds: list[bool]  # which of them hold a needle (answerable questions)
     unknown: float  # share of the question's lemmas in no chunk of the base
     things: list[str] = field(default_factory=list)  # named things no chunk holds (the gate's lookup)
+    # the question's word pairs (`base_vocabulary.named_pairs`) whose words the base holds, each with
+    # whether one chunk holds them adjacent, within PAIR_WINDOW words in either order, anywhere
+    pairs: dict[str, list[bool]] = field(default_factory=dict)
     judge: float | None = None
     signals: dict[str, float] = field(default_factory=dict)
 
@@ -87,10 +97,99 @@ def search(evalset: EvalSet, judge: Judge, question: Question, df: Counter[str])
     fragments = rag_db_query(question.text, evalset.owner)
     wanted = term_set(question.text)
     unknown = sum(1 for t in wanted if not df.get(t)) / len(wanted) if wanted else 0.0
+    things = unknown_things.fn(question.text, evalset.owner)
     return Probe(evalset.name, question.id, question.text, question.answerable,
                  [f.distance for f in fragments], [f.text for f in fragments],
                  [judge.holds(question, f.text, f.source_identifier) for f in fragments], unknown,
-                 things=unknown_things.fn(question.text, evalset.owner))
+                 things=things, pairs=pairs_held(question.text, evalset.owner, things))
+
+
+_PAIR_CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
+_PAIR_WORD = re.compile(r"[а-яё]+(?:-[а-яё]+)*|[^\sа-яё]+", re.IGNORECASE)
+
+
+def named_pairs(question: str) -> list[str]:
+    """Two neighbouring words of the question that name one thing together, as written: a noun with a
+    noun in the genitive after it («поле направлений», «цвет фона») or an adjective with the noun it
+    agrees with («боковая панель»). A base can hold both words and never the thing: a handbook that
+    speaks of a «поле» and of «направления» has no «поле направлений» to answer about."""
+    from nodes.retrieval.base_vocabulary import _SET_PHRASES
+    from nodes.retrieval.lexical import _morph, term
+
+    tokens = _PAIR_WORD.findall(_SET_PHRASES.sub(" , ", question))
+    found: list[str] = []
+    for first, second in zip(tokens, tokens[1:]):
+        if not (_PAIR_CYRILLIC.match(first) and _PAIR_CYRILLIC.match(second)) or not term(first) or not term(second):
+            continue
+        heads, tails = _morph().parse(first.lower()), _morph().parse(second.lower())
+        kind = heads[0].tag.POS
+        if tails[0].tag.POS != "NOUN" or kind not in ("NOUN", "ADJF") or "Apro" in heads[0].tag:
+            continue
+        tails = [t.tag for t in tails if t.tag.POS == "NOUN"]
+        if kind == "NOUN":
+            joined = any(t.case == "gent" for t in tails)
+        else:  # an adjective agrees with its noun in case (any of the readings of either word)
+            joined = any(h.tag.POS == "ADJF" and h.tag.case == t.case for h in heads for t in tails)
+        if joined:
+            pair = f"{first} {second}"
+            if pair.lower() not in {p.lower() for p in found}:
+                found.append(pair)
+    return found
+
+
+def _pair_query(within: int | None) -> str:
+    """The tsquery that finds a pair's two words (`a`, `b`) in one chunk: at most `within` words apart
+    in either order, or anywhere in it (None)."""
+    if within is None:
+        return "(q.a && q.b)"
+    apart = [f"tsquery_phrase(q.{x}, q.{y}, {d})" for d in range(1, within + 1) for x, y in (("a", "b"), ("b", "a"))]
+    return "(" + " || ".join(apart) + ")"
+
+
+def pairs_found(conn: Any, owner_id: int, pairs: list[str], within: int | None) -> set[str]:
+    """The pairs some active chunk of the user's holds as `_pair_query(within)` finds them."""
+    if not pairs:
+        return set()
+    sql = f"""
+    select p.pair from unnest(%(pairs)s::text[]) as p(pair)
+     cross join lateral (select plainto_tsquery('russian', split_part(p.pair, ' ', 1)) as a,
+                                plainto_tsquery('russian', split_part(p.pair, ' ', 2)) as b) q
+     where numnode(q.a) = 0 or numnode(q.b) = 0 or exists (
+           select 1 from document_chunks c
+            where c.owner_id = %(owner)s and c.is_active and c.fts_russian @@ {_pair_query(within)})
+    """
+    return {r["pair"] for r in conn.execute(sql, {"owner": owner_id, "pairs": pairs})}
+
+
+PAIR_WINDOW = 3
+PAIR_WAYS = ("adjacent", f"within {PAIR_WINDOW}", "one chunk")
+
+
+def pairs_held(question: str, owner: int, things: list[str]) -> dict[str, list[bool]]:
+    """Each word pair of the question whose words the base holds, looked up the three ways of PAIR_WAYS."""
+    from grove.store.db import transaction
+
+    absent = {t.lower() for t in things}
+    pairs = [p for p in named_pairs(question) if not absent & set(p.lower().split())]
+    with transaction() as conn:
+        found = [pairs_found(conn, owner, pairs, within) for within in (1, PAIR_WINDOW, None)]
+    return {p: [p in way for way in found] for p in pairs}
+
+
+def pair_table(probes: list[Probe], outcome: Callable[[Probe], str]) -> None:
+    """Questions with a pair no chunk holds (each way of PAIR_WAYS), among those the gate passes or
+    puts in the near band today: answerable ones it would shut (a loss), silent ones (a gain)."""
+    print("\nWord pairs no chunk holds, among questions the gate passes / puts near (answerable lost, silent caught):\n")
+    print("| way | answerable passed | of them with an absent pair | silent passed | of them caught | answerable near | caught | silent near | caught |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for n, way in enumerate(PAIR_WAYS):
+        cells = []
+        for what in ("passed", "near"):
+            for answerable in (True, False):
+                group = [p for p in probes if p.answerable == answerable and outcome(p) == what]
+                hit = [p for p in group if any(not held[n] for held in p.pairs.values())]
+                cells += [str(len(group)), f"{len(hit)} " + " ".join(p.id for p in hit[:12])]
+        print(f"| {way} | " + " | ".join(cells) + " |")
 
 
 def signals(probe: Probe, shown: int) -> dict[str, float]:
@@ -257,6 +356,7 @@ def gate_table(probes: list[Probe], threshold: float, edge: float) -> None:
         held = f"{sum(outcome(p) == 'passed' and any(p.holds[:4]) for p in yes) / len(yes):.2f}" if yes else "—"
         print(f"| {set_name} | {rate(yes, 'passed')} | {rate(yes, 'near')} | {rate(yes, 'shut')} | {held} | "
               f"{rate(no, 'passed')} | {rate(no, 'near')} | {rate(no, 'shut')} |")
+    pair_table(probes, outcome)
 
 
 def extract_table(probes: list[Probe], shown: int) -> None:
