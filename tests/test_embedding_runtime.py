@@ -264,7 +264,8 @@ def test_a_gate_no_int8_kind_passes_leaves_fp32_and_says_why(exported: Path) -> 
     assert [p.precision for p in made.probes] == ["fp32", *onnx_export.QUANTISATIONS]  # every kind tried
     assert not any(p.passed for p in made.probes[1:])
     assert made.probes[0].min_cosine == pytest.approx(1, abs=1e-4) and made.probes[0].ranks  # fp32 against itself
-    assert made.reason().startswith("onnx chosen: no int8 kind passed the probe; onnx-int8 failed: cosine min")
+    first = next(iter(onnx_export.QUANTISATIONS))
+    assert made.reason().startswith(f"onnx chosen: no int8 kind passed the probe; onnx-{first} failed: cosine min")
     for precision in onnx_export.QUANTISATIONS:  # each kind's file was made to be probed
         assert (exported / onnx_export.model_file(precision)).exists()
 
@@ -308,6 +309,10 @@ def test_the_verdict_is_kept_per_cpu_and_judged_again_on_another(
     assert len(kept) == 2 and all(key.endswith(("cpu avx2 fma", "cpu " + " ".join(vnni))) for key in kept)
     # other prompts are another probe: judged again
     assert int8_verdict.cached_verdict(folder, ("query: ", "passage: "), avx2) is None
+    # the kinds tried in another order may choose another kind: judged again
+    reordered = dict(reversed(onnx_export.QUANTISATIONS.items()))
+    monkeypatch.setattr(int8_verdict, "QUANTISATIONS", reordered)
+    assert int8_verdict.cached_verdict(folder, PROMPTS, avx2) is None
 
 
 def test_up_names_the_runtime_onnx_auto_chose(tiny_settings: Path, exported: Path) -> None:

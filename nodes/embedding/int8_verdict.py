@@ -5,7 +5,8 @@ summed in int32, but an AVX2-only CPU (``vpmaddubsw``) adds pairs of them in int
 vectors drift; 7-bit weights (``reduce_range``) or uint8 weights do not saturate. So ``onnx-auto`` runs the
 first kind of `nodes.embedding.onnx_export.QUANTISATIONS` that passes :data:`GATE` on the frozen probe
 (`nodes/embedding/probe.py`), else the fp32 export. The verdict is made once per machine and cached in
-``int8_verdict.json``, keyed by the export, probe, gate, ONNX Runtime and CPU flags: any change is judged again.
+``int8_verdict.json``, keyed by the export, probe, gate, the kinds' order, ONNX Runtime and CPU flags: any
+change is judged again.
 Figures: bench/README.md, «int8 on CPUs without VNNI» (bench.int8_probe).
 """
 
@@ -46,10 +47,10 @@ GATE = Gate(min_cosine=0.97, mean_cosine=0.985)
 """Every probe vector (queries alone, passages in one batch) at cosine ≥ 0.97 to fp32's, their
 mean ≥ 0.985, and every query's top passage the one fp32 ranks first.
 
-Set from the probe on EmbeddingGemma, AVX2-only AMD EPYC (bench/int8_probe.py, bench/README.md):
+Set from the probe on EmbeddingGemma (bench/int8_probe.py, bench/README.md). AVX2-only AMD EPYC:
 the saturating int8 gives min 0.802, mean 0.919; the kinds that do not saturate give min
-0.981–0.983, mean 0.990–0.992 (7-bit weights, uint8 weights), int8 on a VNNI CPU ≈ 0.996 mean,
-bf16 PyTorch against fp32 ≈ 0.996. The lowest vectors are passages in a batch: int8 activations
+0.981–0.983, mean 0.990–0.992 (7-bit weights, uint8 weights). AVX-512/VNNI AMD EPYC: every kind
+min 0.981–0.983, mean 0.991–0.992. bf16 PyTorch against fp32 ≈ 0.996. The lowest vectors are passages in a batch: int8 activations
 are quantised per tensor, so a passage's vector depends on what is padded beside it. The gate
 keeps 0.01 below the kinds that work, so they pass on any CPU that computes them as exactly, and
 sits far above what saturation does; the top-passage check is retrieval itself (on the tests'
@@ -168,7 +169,9 @@ def cache_key(folder: Path, prompts: tuple[str, str], flags: list[str]) -> str:
 
     export = json.loads((folder / "export.json").read_text())["fingerprint"]
     gate = f"{GATE.min_cosine}/{GATE.mean_cosine}"
-    return f"{export} probe {probe.digest(prompts)} gate {gate} ort {onnxruntime.__version__} cpu {' '.join(flags) or '-'}"
+    kinds = ",".join(QUANTISATIONS)  # the order they are tried in decides the verdict too
+    return (f"{export} probe {probe.digest(prompts)} gate {gate} kinds {kinds} ort {onnxruntime.__version__} "
+            f"cpu {' '.join(flags) or '-'}")
 
 
 def _read(folder: Path) -> dict[str, dict[str, object]]:
