@@ -96,6 +96,7 @@ SOURCES_HEADER = "Информация взята из:"
 # Named variants of this tree: settings (environment) changed from the defaults.
 CONFIGS: dict[str, dict[str, str]] = {
     "after": {},
+    "unfounded-1": {"GROVE_LOCAL_UNFOUNDED_TERMS": "1"},  # one of the question's terms stated, held by no fragment
     "greedy": {"GROVE_LOCAL_ANSWER_TEMPERATURE": "0", "GROVE_LOCAL_ANSWER_REPEAT_PENALTY": "1.0"},
     "greedy-rp1.1": {"GROVE_LOCAL_ANSWER_TEMPERATURE": "0", "GROVE_LOCAL_ANSWER_REPEAT_PENALTY": "1.1"},
     "t0.2-rp1.0": {"GROVE_LOCAL_ANSWER_REPEAT_PENALTY": "1.0"},

@@ -256,6 +256,14 @@ class AnsweringSettings(BaseModel):
             "development sets, 0.6 opened 7 and none; bench/answerability.py)."
         ),
     )
+    local_unfounded_terms: int = Field(
+        default=2,
+        description=(
+            "A local draft that states this many of the question's terms no shown fragment holds, while no "
+            "fragment sentence covers the question, is not shown (nodes/answering/answer_check.py `_unfounded`; "
+            "bench/answer_eval.py measured 1 and 2)."
+        ),
+    )
     search_gate_unknown_things: bool = Field(
         default=True,
         description=(

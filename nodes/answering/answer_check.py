@@ -50,6 +50,11 @@ CANNOT_ANSWER = ("Не могу уверенно ответить на этот 
                  "есть в ваших документах, загрузите их в режиме «База».")
 
 
+MIN_CLAIMED_TERMS = 2
+"""`_unfounded`: this many of the question's terms stated by the draft and held by no fragment
+(`GROVE_LOCAL_UNFOUNDED_TERMS`)."""
+
+
 @dataclass
 class Draft:
     """A model's answer with what it should be about."""
@@ -59,6 +64,7 @@ class Draft:
     fragments: list[str] = field(default_factory=list)
     max_chars: int | None = None
     strict: bool = False  # also check that its commands, names and numbers come from the fragments (`_invents`)
+    claimed_terms: int = MIN_CLAIMED_TERMS  # `_unfounded`'s count of the question's terms no fragment holds
 
     @property
     def body(self) -> str:
@@ -310,10 +316,6 @@ def _unsupported(draft: Draft) -> bool:
     return backed / len(said) < MIN_BACKED_SHARE
 
 
-MIN_CLAIMED_TERMS = 2
-"""`_unfounded`: this many of the question's terms stated by the draft and held by no fragment."""
-
-
 def _unfounded(draft: Draft) -> bool:
     """The draft states what the question asks about, in the question's own terms that no fragment
     holds, while no fragment sentence covers the question (`covers`): it answers a question the
@@ -332,7 +334,7 @@ def _unfounded(draft: Draft) -> bool:
     if not draft.strict or not draft.fragments:
         return False
     claimed = claimed_terms(draft.question, draft.body, draft.fragments)
-    return len(claimed) >= MIN_CLAIMED_TERMS and not covers(draft.question, draft.fragments)
+    return len(claimed) >= draft.claimed_terms and not covers(draft.question, draft.fragments)
 
 
 def claimed_terms(question: str, answer: str, fragments: Sequence[str]) -> frozenset[str]:
@@ -585,7 +587,7 @@ class CheckedAnswer(BaseModel):
 def check_answer(draft: str, question: str, fragments: list[str], *, searched: bool = True,
                  max_chars: int | None = None, truncated: bool = False, lead: str = EXTRACT_LEAD,
                  nearest_lead: str = NEAREST_LEAD, no_answer: str | None = None,
-                 strict: bool = False) -> CheckedAnswer:
+                 strict: bool = False, claimed_terms: int = MIN_CLAIMED_TERMS) -> CheckedAnswer:
     """The draft as shown, or the fallback; the fragments (by number) that back what is shown.
 
     `fragments` are the texts the model was shown, in their numbering; `searched` says
@@ -597,7 +599,7 @@ def check_answer(draft: str, question: str, fragments: list[str], *, searched: b
     a failed draft's first sentences when they pass alone (`backed_lead`).
     """
     text = complete_sentences(draft) if truncated else draft
-    written = Draft(text, question, fragments, max_chars, strict)
+    written = Draft(text, question, fragments, max_chars, strict, claimed_terms)
     failed = degenerate(written)
     trimmable = bool(failed) and strict and set(failed) <= SENTENCE_CHECKS
     first = backed_lead(written) if trimmable else None

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
-from nodes.answering.answer_check import EXTRACT_LEAD, CheckedAnswer, Draft, check_answer, complete_sentences, degenerate
+from nodes.answering.answer_check import (EXTRACT_LEAD, MIN_CLAIMED_TERMS, CheckedAnswer, Draft, check_answer,
+                                          complete_sentences, degenerate)
 from nodes.store.chat_history import ChatMessage
 from nodes.answering.context_window import fit_items
 from nodes.answering.llm import LLMReply
@@ -68,22 +69,23 @@ def draft(ask: Ask, messages: list[dict[str, Any]], policy: TurnPolicy, system: 
 
 def check(reply: LLMReply | str, question: str, pieces: Sequence[Citable], *, searched: bool = True,
           max_chars: int | None = None, lead: str = EXTRACT_LEAD, nearest_lead: str = NEAREST_LEAD,
-          no_answer: str | None = None, strict: bool = False) -> CheckedAnswer:
+          no_answer: str | None = None, strict: bool = False,
+          claimed_terms: int = MIN_CLAIMED_TERMS) -> CheckedAnswer:
     """The model's draft judged against the pieces it was shown (their numbering is the citations')."""
     text = reply if isinstance(reply, str) else reply.content
     truncated = not isinstance(reply, str) and reply.finish_reason == "length"
     return check_answer(strip_model_sources(text), question, [p.text for p in pieces], searched=searched,
                         max_chars=max_chars, truncated=truncated, lead=lead, nearest_lead=nearest_lead,
-                        no_answer=no_answer, strict=strict)
+                        no_answer=no_answer, strict=strict, claimed_terms=claimed_terms)
 
 
 def failures(reply: LLMReply, question: str, pieces: Sequence[Citable], *, max_chars: int | None = None,
-             strict: bool = False) -> list[str]:
+             strict: bool = False, claimed_terms: int = MIN_CLAIMED_TERMS) -> list[str]:
     """The checks `check` would fail the draft on, without recording a check: asked before deciding
     whether a draft is worth a second request (empty: it would be shown)."""
     text = strip_model_sources(reply.content)
     text = complete_sentences(text) if reply.finish_reason == "length" else text
-    return degenerate(Draft(text, question, [p.text for p in pieces], max_chars, strict))
+    return degenerate(Draft(text, question, [p.text for p in pieces], max_chars, strict, claimed_terms))
 
 
 def compose(checked: CheckedAnswer, pieces: Sequence[Citable]) -> str:

@@ -164,7 +164,8 @@ def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], po
     settings = get_settings()
     refused = is_refusal(reply.content)
     failed = [] if refused else pipeline.failures(reply, question, shown, max_chars=settings.local_answer_max_chars,
-                                                  strict=settings.local_answer_strict)
+                                                  strict=settings.local_answer_strict,
+                                                  claimed_terms=settings.local_unfounded_terms)
     if not refused and (not failed or "unfounded" in failed):
         return None  # asked again from passages that do not cover the question, the model bends them again
     answered = refused and covers(question, [f.text for f in shown])  # what `_refused` overrules
@@ -182,7 +183,8 @@ def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], po
         return None
     if is_refusal(again.content) or pipeline.failures(again, question, shown,
                                                       max_chars=settings.local_answer_max_chars,
-                                                      strict=settings.local_answer_strict):
+                                                      strict=settings.local_answer_strict,
+                                                  claimed_terms=settings.local_unfounded_terms):
         return None
     return again
 
@@ -293,7 +295,8 @@ def local_checked(reply: LLMReply | str, question: str, fragments: list[Fragment
     plan's synthesis as for one answer: a small model's long or vague draft is not shown alone."""
     settings = get_settings()
     checked = pipeline.check(reply, question, fragments, searched=searched, max_chars=settings.local_answer_max_chars,
-                             strict=settings.local_answer_strict)
+                             strict=settings.local_answer_strict,
+                             claimed_terms=settings.local_unfounded_terms)
     if settings.local_answer_quote and checked.accepted and fragments:
         checked = quoted(checked, question, [f.text for f in fragments], whole=whole)
     return checked
