@@ -287,6 +287,14 @@ def test_the_questions_terms_a_fragment_holds_or_a_covering_fragment_are_founded
     assert "unfounded" not in failed(draft, question, RASPBERRY, strict=False)
 
 
+def test_how_many_of_the_questions_terms_make_a_draft_unfounded_is_handed_in() -> None:
+    """One term of the question («голубика») said of a passage about another plant: unfounded when the
+    caller counts one (`GROVE_LOCAL_UNFOUNDED_TERMS=1`), the user's wording at the default two."""
+    question, draft = "Как перезимовать голубике на балконе?", "Голубику обрезают осенью под корень [1]."
+    assert check_answer(draft, question, RASPBERRY, strict=True, claimed_terms=1).fallback
+    assert not check_answer(draft, question, RASPBERRY, strict=True).fallback
+
+
 def test_only_a_strict_check_looks_for_invented_tokens() -> None:
     assert "invents" not in failed("Установите prologues в 2 и запускайте mpost -s [1].", SELF_CONTAINED,
                                    [PROLOGUES], strict=False)
