@@ -79,13 +79,15 @@ class JobWorker:
         if job.attempts > MAX_ATTEMPTS:
             self._end(job, GAVE_UP, f"gave up after {job.attempts - 1} interrupted attempts")
             return
-        stop = threading.Event()
-        heartbeat = threading.Thread(target=self._heartbeat, args=(job, stop), daemon=True)
+        stop, told = threading.Event(), threading.Event()
+        heartbeat = threading.Thread(target=self._heartbeat, args=(job, stop, told), daemon=True)
         heartbeat.start()
+        lost = False
         try:
             close(job, KINDS[job.kind](job, stop))
             self.done += 1
         except (JobStopped, StoreUnavailable) as exc:
+            lost = isinstance(exc, StoreUnavailable)
             if self.stop_event.is_set():
                 self._release(job)
             log.warning("job %s stopped: %s; it runs again later", job.id, exc)
@@ -95,8 +97,16 @@ class JobWorker:
         finally:
             stop.set()
             heartbeat.join(HEARTBEAT_SECONDS + 1)
+        if lost and not told.is_set() and not self.stop_event.is_set():
+            self._tell_store_lost(job)  # the job met the lost store before its heartbeat did
 
-    def _heartbeat(self, job: jobs.Job, stop: threading.Event) -> None:
+    def _tell_store_lost(self, job: jobs.Job) -> None:
+        try:
+            send_now(Reply(chat_id=job.chat_id, text=STORE_LOST))
+        except Exception as exc:  # noqa: BLE001
+            log.warning("could not tell user %s the store is gone: %s", job.user_id, exc)
+
+    def _heartbeat(self, job: jobs.Job, stop: threading.Event, told: threading.Event) -> None:
         """Renew the lease; on a lost store or lease, stop the job (and say why, once)."""
         lease = get_settings().job_lease_seconds
         while not stop.wait(HEARTBEAT_SECONDS):
@@ -109,11 +119,9 @@ class JobWorker:
                     stop.set()
                     return
             except StoreUnavailable:
+                told.set()
                 stop.set()
-                try:
-                    send_now(Reply(chat_id=job.chat_id, text=STORE_LOST))
-                except Exception as exc:  # noqa: BLE001
-                    log.warning("could not tell user %s the store is gone: %s", job.user_id, exc)
+                self._tell_store_lost(job)
                 return
 
     def _release(self, job: jobs.Job) -> None:
