@@ -104,6 +104,33 @@ def pg_url() -> Iterator[str]:
         server.stop()
 
 
+@pytest.fixture(autouse=True)
+def no_job_left_open(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Background jobs a test leaves open are closed when it ends.
+
+    Tests share one database, and a worker takes the oldest free job of any user: a job left
+    queued by a test without a worker, or leased by a worker a test killed (free again once its
+    lease runs out), would otherwise be run by the next test's worker, ahead of that test's own.
+    """
+    if "pg_url" not in request.fixturenames:
+        yield
+        return
+    import psycopg
+
+    url = request.getfixturevalue("pg_url")
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("select coalesce(max(id), 0) from jobs").fetchone()
+    first = row[0] if row else 0
+    yield
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+            conn.execute("update jobs set status = 'failed', error = 'left open when its test ended',"
+                         " finished_at = now(), lease_until = null"
+                         " where id > %s and status in ('queued', 'running')", (first,))
+    except psycopg.OperationalError:
+        pass  # a test that stopped the store for good: nothing reads its jobs again
+
+
 @pytest.fixture
 def store(pg_url: str, prefect_server: str) -> str:
     """Postgres plus Prefect: what any node or flow needs to run."""
