@@ -96,7 +96,20 @@ async def indexed(standin: TelegramStandin, user_id: int, send) -> str:  # type:
             assert len(now) == before + 1, [m["text"] for m in now[before:]]  # edited, not sent anew
             return current["text"]
         await asyncio.sleep(0.1)
-    raise AssertionError(f"the upload was not confirmed: {current['text']!r}")
+    raise AssertionError(f"the upload was not confirmed: {current['text']!r}; {_jobs_and_outbox(user_id)}")
+
+
+def _jobs_and_outbox(user_id: int) -> str:
+    """What the worker was doing, for a failure report: every open job and this user's jobs and
+    outbox rows (a job waiting behind another, a job done whose edit was never delivered)."""
+    import os
+
+    with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
+        jobs = conn.execute("select id, user_id, kind, status, worker, attempts, lease_until, created_at,"
+                            " finished_at, error from jobs where status in ('queued', 'running') or user_id = %s"
+                            " order by id", (user_id,)).fetchall()
+        rows = conn.execute("select * from outbox where chat_id = %s order by id", (user_id,)).fetchall()
+    return f"jobs: {jobs}; outbox: {rows}"
 
 
 def job_trace(url: str, user_id: int) -> dict:
