@@ -25,7 +25,8 @@ import pytest
 from grove.core import observe, runs
 from grove.app.dispatch import process
 from grove.core.messages import IncomingUpdate
-from grove.core.prefect_reporter import STAGE_MIN_SECONDS, PrefectReporter, _worth_watching
+from grove.core.prefect_reporter import (FIRST_BACKOFF, MAX_BACKOFF, STAGE_MIN_SECONDS, THREADS, PrefectReporter,
+                                         _worth_watching)
 from grove.infra.prefect_server import PrefectServer
 from tests.conftest import free_port
 from tests.support.scripted_llm import ScriptedLLM, error
@@ -340,8 +341,18 @@ def test_stage_task_runs_carry_the_stages_own_times(prefect_server: str) -> None
     assert task["start_time"].replace("Z", "+00:00")[:23] == stage.started.isoformat()[:23]
 
 
+def _tries_within(seconds: float) -> int:
+    """The most calls the reporter's back-off lets fail in `seconds`: each thread once per window,
+    the windows FIRST_BACKOFF, then twice as long each time, up to MAX_BACKOFF apart."""
+    windows, at, wait = 0, 0.0, FIRST_BACKOFF
+    while at <= seconds:
+        windows, at, wait = windows + 1, at + wait, min(wait * 2, MAX_BACKOFF)
+    return windows * THREADS
+
+
 def test_an_outage_is_said_once_not_once_per_run(caplog: pytest.LogCaptureFixture) -> None:
     """Runs keep coming while Prefect is down: one warning for the outage, and no retry storm."""
+    began = time.monotonic()
     reporter = PrefectReporter.start(f"http://127.0.0.1:{free_port()}/api")  # nothing listens there
     runs.set_reporter(reporter)
     try:
@@ -353,11 +364,13 @@ def test_an_outage_is_said_once_not_once_per_run(caplog: pytest.LogCaptureFixtur
             for i in range(40):
                 with runs.run("test-flow", f"outage-{i}"):
                     time.sleep(0.02)
+            # Each new run would be a try if runs woke the reporter: 40 by now, whatever the machine's pace.
+            assert reporter.failures <= _tries_within(time.monotonic() - began)
             assert _poll(said, timeout=30)  # once the outage has lasted a few seconds
             failures = reporter.failures
             assert _poll(lambda: reporter.failures >= failures + 2, timeout=60)  # still failing, still trying
         assert len(said()) == 1 and "unavailable" in said()[0].getMessage()
-        assert reporter.failures < 10  # backing off, not woken by every new run
+        assert reporter.failures <= _tries_within(time.monotonic() - began)  # still backing off
         assert reporter.backlog == 40
     finally:
         runs.set_reporter(None)

@@ -34,6 +34,7 @@ MAX_WAITING_LOGS = 20_000
 LOG_BATCH = 500
 MESSAGE_LIMIT = 4000
 THREADS = 2
+FIRST_BACKOFF, MAX_BACKOFF = 0.5, 30.0  # seconds between tries while the API does not answer: doubling
 OUTAGE_SECONDS = 3.0
 """A failing API is an outage worth a warning once it lasts this long (a 503 blip is retried quietly)."""
 
@@ -69,7 +70,7 @@ class PrefectReporter:
         self._stopped = False
         self._reconciled = False
         self._retry_at = 0.0
-        self._backoff = 0.5
+        self._backoff = FIRST_BACKOFF
         self._outage_since: float | None = None
         self._outage_said = False
         self.failures = 0
@@ -177,12 +178,12 @@ class PrefectReporter:
                 log.warning("Prefect API unavailable for %.0f s (%s); runs are kept and recorded when it answers",
                             now - self._outage_since, exc)
             self._retry_at = time.monotonic() + self._backoff
-            self._backoff = min(self._backoff * 2, 30.0)
+            self._backoff = min(self._backoff * 2, MAX_BACKOFF)
             self._cond.notify_all()
 
     def _answered(self) -> None:
         with self._cond:
-            self._backoff = 0.5
+            self._backoff = FIRST_BACKOFF
             if self._outage_said:
                 log.warning("Prefect API answers again after %.0f s; %d runs waiting to be recorded",
                             time.monotonic() - (self._outage_since or 0), len(self._pending))
