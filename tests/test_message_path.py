@@ -52,6 +52,16 @@ def answers(standin: TelegramStandin, user_id: int) -> list[str]:
     return [m["text"] for m in standin.bot_messages(user_id)]
 
 
+async def until(check, timeout: float = 60.0):  # type: ignore[no-untyped-def]
+    """Wait (without blocking the bot's event loop) for `check()` to be true; the deadline only bounds a hang."""
+    deadline = time.monotonic() + timeout
+    while not (result := check()):
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.05)
+    return result
+
+
 @pytest.mark.asyncio
 async def test_one_users_burst_is_answered_and_stored_in_order(
         standin: TelegramStandin, echo_llm: ScriptedLLM, store: str, user_id: int) -> None:
@@ -101,16 +111,22 @@ async def test_an_update_the_store_cannot_take_is_not_acknowledged(
 
     real = grove.channels.bot.inbox.store
     refusing = {"on": True}
+    refused: list[int] = []  # update ids, one per refused put (appended from the receiver's thread)
 
     def store_or_fail(*args, **kwargs):  # type: ignore[no-untyped-def]
         if refusing["on"]:
+            refused.append(args[0])
             raise StoreUnavailable("Postgres is unavailable: connection refused (test)")
         return real(*args, **kwargs)
 
     monkeypatch.setattr(grove.channels.bot.inbox, "store", store_or_fail)
     async with running(new_bot()):
-        standin.send_text(user_id, "/start")
-        await asyncio.sleep(3)
+        update = standin.send_text(user_id, "/start")
+        # Refused three times: polling fetched the batch again after each refusal, so the getUpdates
+        # calls in between (their offset is what acknowledges) left it unconfirmed. An update
+        # acknowledged instead ends the wait too, and fails below.
+        await until(lambda: len(refused) >= 3 or not standin.pending_updates())
+        assert set(refused) == {update["update_id"]}
         assert len(standin.pending_updates()) == 1  # still Telegram's: not acknowledged
         assert standin.bot_messages(user_id) == []
         refusing["on"] = False
@@ -190,6 +206,17 @@ def one_row(url: str, sql: str, *params: object) -> tuple:
         return conn.execute(sql, params).fetchone()
 
 
+def nothing_left_to_send(url: str, user_id: int) -> bool:
+    """The user's background jobs are done, none of their updates is unfinished and no reply to them is
+    unsent: nothing is left that could still send them a message (their chat id is their user id)."""
+    return one_row(
+        url, "select exists (select 1 from jobs where user_id = %s)"
+             "   and not exists (select 1 from jobs where user_id = %s and status <> 'done')"
+             "   and not exists (select 1 from inbox where user_id = %s and status in ('pending', 'running'))"
+             "   and not exists (select 1 from outbox where chat_id = %s and sent_at is null)",
+        user_id, user_id, user_id, user_id) == (True,)
+
+
 def test_a_chat_answer_in_flight_survives_kill_9_and_is_answered_once(
         standin: TelegramStandin, store: str, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
     with ScriptedLLM(default=slow(4, echo)) as llm:
@@ -205,13 +232,18 @@ def test_a_chat_answer_in_flight_survives_kill_9_and_is_answered_once(
             assert one_row(store, "select status from inbox where update_id = %s", update["update_id"]) == ("running",)
             bot = BotProcess()
             standin.wait_for_bot_messages(user_id, 1, timeout=120)
-            time.sleep(5)  # anything extra would have come by now
+            # A later question of the same user runs after the resumed one in the user's lane, and
+            # replies left unsent go out before it: a second answer to the first would come first.
+            later = standin.send_text(user_id, "А летом?")
+            standin.wait_for_bot_messages(user_id, 2, timeout=120)
         finally:
             bot.stop()
-    assert answers(standin, user_id) == ["Ответ: Когда подкармливать малину?"]
-    assert questions_in_history(store, user_id) == ["Когда подкармливать малину?"]
+    assert answers(standin, user_id) == ["Ответ: Когда подкармливать малину?", "Ответ: А летом?"]
+    assert questions_in_history(store, user_id) == ["Когда подкармливать малину?", "А летом?"]
     assert one_row(store, "select status, attempts from inbox where update_id = %s",
                    update["update_id"]) == ("done", 2)
+    assert one_row(store, "select status, attempts from inbox where update_id = %s",
+                   later["update_id"]) == ("done", 1)
 
 
 @pytest.mark.models
@@ -237,9 +269,8 @@ def test_an_ingestion_in_flight_survives_kill_9_and_is_confirmed_once(
                                           " order by id limit 1", user_id) == (True,))
         bot.kill()
         bot = BotProcess()
-        wait_until(lambda: one_row(store, "select status from jobs where user_id = %s", user_id) == ("done",),
-                   timeout=400)
-        time.sleep(3)
+        # The job done and its confirmation delivered (the outbox marks a reply sent once Telegram took it)
+        wait_until(lambda: nothing_left_to_send(store, user_id), timeout=400)
     finally:
         bot.stop()
     [message] = standin.bot_messages(user_id)  # the acknowledgement, edited into the confirmation
@@ -274,9 +305,8 @@ async def test_indexing_runs_in_the_background_with_progress_and_the_user_is_ans
         assert messages[1]["text"] == "Выберите режим работы"
         # answered while the PDF waits or is being indexed: the worker may not have taken it yet
         assert one_row(store, "select status from jobs where user_id = %s", user_id) in {("queued",), ("running",)}
-        await asyncio.to_thread(wait_until, lambda: one_row(
-            store, "select status from jobs where user_id = %s", user_id) == ("done",), 400)
-        await asyncio.sleep(1)
+        # the job done and its confirmation delivered (the outbox marks a reply sent once Telegram took it)
+        await asyncio.to_thread(wait_until, lambda: nothing_left_to_send(store, user_id), 400)
     edits = [c["params"] for c in standin.calls("editMessageText")
              if c["params"].get("message_id") == ack["message_id"]]
     assert any(e["text"].startswith("Индексирую") for e in edits)  # progress shown on the way
