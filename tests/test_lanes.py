@@ -15,6 +15,36 @@ def store_update(update_id: int, user_id: int) -> None:
     assert inbox.store(update_id, user_id, user_id, {"update_id": update_id})
 
 
+def until(check, timeout: float = 60.0):  # type: ignore[no-untyped-def]
+    """Wait for `check()` to be true; the deadline only bounds a hang."""
+    deadline = time.monotonic() + timeout
+    while not (result := check()):
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.02)
+    return result
+
+
+class Refusals(threading.Event):
+    """A stop switch that counts its waits: `lanes.exclusive` waits on it after each refused try
+    at the lane's advisory lock."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits = 0
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waits += 1
+        return super().wait(timeout)
+
+
+def blocked_by(url: str, holder: psycopg.Connection) -> int:
+    """How many sessions wait for a lock that `holder`'s transaction holds."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("select count(*) from pg_stat_activity where %s = any(pg_blocking_pids(pid))",
+                           (holder.info.backend_pid,)).fetchone()
+    return row[0] if row else 0
+
+
 def test_a_lane_opens_once_and_has_one_holder(store: str, user_id: int) -> None:
     assert lanes.open(user_id, "turns") is True
     assert lanes.open(user_id, "turns") is False  # already open: nobody submits it twice
@@ -44,8 +74,8 @@ def test_an_update_stored_while_the_lane_closes_is_never_stranded(store: str, us
         opened: list[bool] = []
         receiver = threading.Thread(target=lambda: opened.append(lanes.open(user_id, "turns")))
         receiver.start()
-        time.sleep(0.3)
-        assert not opened  # waits for the lock
+        until(lambda: blocked_by(store, conn) or opened)  # the receiver's session waits for the row's lock …
+        assert not opened  # … and has not opened anything meanwhile
         conn.execute("delete from lanes where user_id = %s", (user_id,))  # the close commits …
     receiver.join(10)
     assert opened == [True]  # … and the receiver opens a new lane for the update it stored
@@ -104,7 +134,9 @@ def test_a_lane_taken_from_a_slow_worker_runs_each_update_once_and_in_order(stor
         inbox.set_incoming(update_id, IncomingUpdate(origin="telegram", update_id=update_id, user_id=user_id,
                                                      chat_id=user_id, text=f"вопрос {update_id}").model_dump(mode="json"))
     lanes.open(user_id, "turns")
-    slow, other = Recording(name="slow", lease_seconds=0.1), Recording(name="other", lease_seconds=60)
+    refusals = Refusals()
+    slow = Recording(name="slow", lease_seconds=0.1)
+    other = Recording(name="other", lease_seconds=60, stop=refusals)
     first = threading.Thread(target=slow.run_lane, args=(user_id, "turns"))
     first.start()
     assert started.wait(30)
@@ -117,7 +149,8 @@ def test_a_lane_taken_from_a_slow_worker_runs_each_update_once_and_in_order(stor
     while not lanes.held_by(user_id, "turns", "other") and len(ran) == 1:
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    time.sleep(1.0)  # the other worker holds the lane now, and must still wait
+    # The other worker holds the lane now, and must still wait: it was refused the lane's lock twice.
+    until(lambda: refusals.waits >= 2 or len(ran) > 1)
     assert ran == [("slow", ids[0])]
     let_go.set()
     first.join(30)
@@ -132,7 +165,7 @@ def test_exclusive_waits_for_the_holder_and_gives_up_on_stop(store: str, user_id
     with lanes.exclusive(user_id, "jobs", stop) as held:
         assert held
         waiting: list[bool] = []
-        other_stop = threading.Event()
+        other_stop = Refusals()
 
         def wait_for_it() -> None:
             with lanes.exclusive(user_id, "jobs", other_stop, every=0.05) as got:
@@ -140,8 +173,8 @@ def test_exclusive_waits_for_the_holder_and_gives_up_on_stop(store: str, user_id
 
         waiter = threading.Thread(target=wait_for_it)
         waiter.start()
-        time.sleep(0.3)
-        assert waiting == []  # held here: it waits
+        until(lambda: other_stop.waits >= 3 or waiting)  # refused the lock three times …
+        assert waiting == []  # … held here: it waits
         other_stop.set()
         waiter.join(10)
         assert waiting == [False]  # stopped before it got the lane
