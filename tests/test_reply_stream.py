@@ -593,18 +593,24 @@ async def _asked_in_a_draft(standin: TelegramStandin, user_id: int, question: st
 
 
 async def _settled(standin: TelegramStandin, user_id: int, message_id: int, timeout: float = 60) -> str:
-    """The message's text once the turn's reply has been delivered (no «…» left)."""
+    """The message's text once the turn's reply has been delivered: no «…» left, and in the store
+    the user's updates finished and no reply to them unsent (the outbox marks a reply sent once
+    all its pieces went out, so a split answer's later pieces have arrived too)."""
     import asyncio
     import time
+
+    from grove.store import inbox, outbox
+
+    def delivered() -> bool:
+        return inbox.next_of(user_id) is None and not outbox.unsent(chat_id=user_id)
 
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         message = next(m for m in standin.bot_messages(user_id) if m["message_id"] == message_id)
-        if not message["text"].endswith(MORE):
-            await asyncio.sleep(0.3)  # let a split answer's later pieces arrive
+        if not message["text"].endswith(MORE) and await asyncio.to_thread(delivered):
             return next(m for m in standin.bot_messages(user_id) if m["message_id"] == message_id)["text"]
         await asyncio.sleep(0.05)
-    raise AssertionError(f"message {message_id} still shows a draft")
+    raise AssertionError(f"message {message_id} still shows a draft, or the turn's reply is not delivered")
 
 
 LONG_ANSWER = " ".join(["Весной малину подкармливают азотом, пятнадцать граммов мочевины на метр."] * 8)
