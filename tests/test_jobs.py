@@ -160,12 +160,25 @@ def test_a_job_whose_lease_ran_out_is_taken_again(pg_url: str, user_id: int) -> 
     assert jobs.extend_lease(job_id, "next", 60) is True
 
 
+def _until_the_database_clock_passes(pg_url: str, moment: object, timeout: float = 60.0) -> None:
+    """Wait until Postgres's own clock (what a claim compares a lease with) is past `moment`."""
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        while not (row := conn.execute("select clock_timestamp() > %s", (moment,)).fetchone()) or not row[0]:
+            assert time.monotonic() < deadline, f"the database's clock did not pass {moment}"
+            time.sleep(0.05)
+
+
 def test_an_extended_lease_keeps_the_job(pg_url: str, user_id: int) -> None:
     kind = _kind(user_id)
     job_id = jobs.enqueue(kind, user_id, user_id, {})
     assert jobs.claim("w1", 0.3, [kind]) is not None
+    with psycopg.connect(pg_url) as conn:
+        row = conn.execute("select lease_until from jobs where id = %s", (job_id,)).fetchone()
+    assert row is not None and row[0] is not None
+    first_lease = row[0]
     assert jobs.extend_lease(job_id, "w1", 600) is True
-    time.sleep(0.6)  # past the first lease
+    _until_the_database_clock_passes(pg_url, first_lease)  # the first lease has run out
     assert jobs.claim("w2", 60, [kind]) is None
     jobs.finish(job_id, "done")
     assert jobs.extend_lease(job_id, "w1", 600) is False
