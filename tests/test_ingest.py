@@ -87,7 +87,8 @@ async def indexed(standin: TelegramStandin, user_id: int, send) -> str:  # type:
     send()
     messages = await standin.wait_for_bot_messages_async(user_id, before + 1, timeout=60)
     ack = messages[before]
-    assert ack["text"].startswith("Принял «"), ack["text"]
+    said = standin.sent_text(user_id, ack["message_id"])  # as sent: the job may have edited it already
+    assert said is not None and said.startswith("Принял «"), said
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
         now = standin.bot_messages(user_id)

@@ -260,7 +260,7 @@ def test_an_ingestion_in_flight_survives_kill_9_and_is_confirmed_once(
     try:
         standin.send_document(user_id, pdf.read_bytes(), "обрезка.pdf", "application/pdf")
         [ack] = standin.wait_for_bot_messages(user_id, 1, timeout=60)
-        assert ack["text"].startswith("Принял «обрезка.pdf», индексирую")
+        assert (standin.sent_text(user_id, ack["message_id"]) or "").startswith("Принял «обрезка.pdf», индексирую")  # as sent, before any edit
         wait_until(lambda: one_row(store, "select count(*) from jobs where user_id = %s and status = 'running'",
                                    user_id) == (1,))
         # The one window the outbox leaves (Telegram accepted a message, its mark not yet written)
@@ -299,7 +299,7 @@ async def test_indexing_runs_in_the_background_with_progress_and_the_user_is_ans
     async with running(new_bot(), worker=True):
         standin.send_document(user_id, pdf.read_bytes(), "малина.pdf", "application/pdf")
         [ack] = await standin.wait_for_bot_messages_async(user_id, 1, timeout=60)
-        assert ack["text"].startswith("Принял «малина.pdf», индексирую")
+        assert (standin.sent_text(user_id, ack["message_id"]) or "").startswith("Принял «малина.pdf», индексирую")  # as sent, before any edit
         standin.send_text(user_id, "/start")  # while the PDF is being indexed
         messages = await standin.wait_for_bot_messages_async(user_id, 2, timeout=60)
         assert messages[1]["text"] == "Выберите режим работы"

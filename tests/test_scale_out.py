@@ -211,7 +211,7 @@ def test_a_worker_killed_mid_indexing_leaves_the_job_to_the_other_confirmed_once
         async with running(receiver()):
             standin.send_document(user_id, pdf.read_bytes(), "обрезка.pdf", "application/pdf")
             [ack] = await standin.wait_for_bot_messages_async(user_id, 1, timeout=120)
-            assert ack["text"].startswith("Принял «обрезка.pdf», индексирую")
+            assert (standin.sent_text(user_id, ack["message_id"]) or "").startswith("Принял «обрезка.pdf», индексирую")  # as sent, before any edit
             [(holder,)] = await asyncio.to_thread(wait_until, lambda: rows(
                 store, "select worker from jobs where user_id = %s and status = 'running'", user_id), 120, 0.05)
             victim = next(w for w in workers if holder.endswith(f":{w.pid}"))

@@ -492,6 +492,20 @@ class TelegramStandin:
         with self._lock:
             return self._bot_views(chat_id)
 
+    def sent_text(self, chat_id: int, message_id: int) -> str | None:
+        """The text a bot message was sent with, before any edit (None: no such message was sent).
+
+        `bot_messages` shows a message as it is now; a test that checks what was said first (an
+        acknowledgement a job later edits into its result) must not depend on looking in time.
+        """
+        with self._lock:
+            for call in self._calls:
+                result = call["response"].get("result")
+                if (call["method"].lower() == "sendmessage" and call["response"].get("ok")
+                        and result["message_id"] == message_id and result["chat"]["id"] == chat_id):
+                    return str(call["params"]["text"])
+        return None
+
     def wait_for_bot_messages(self, chat_id: int, count: int, timeout: float = 10.0) -> list[JSONDict]:
         """Block until the bot has sent at least ``count`` messages to ``chat_id``; returns them all.
 
