@@ -64,6 +64,30 @@ def test_an_abandoned_answer_stops_on_the_server(local_llm_server: tuple[str, Pa
     assert complete([{"role": "user", "content": "Скажи «да»."}], max_tokens=5, temperature=0.0).content
 
 
+def test_the_model_gives_a_thread_back_while_other_work_keeps_the_cores_busy(
+        local_llm_server: tuple[str, Path]) -> None:
+    """Beside busy processes the server evaluates on one thread (`grove.infra.llm_serve`): with two,
+    the barrier between them made generation collapse to 0.3 tokens/s (bench.llm_contention)."""
+    import os
+    import subprocess
+    import sys
+
+    import httpx
+
+    url, log = local_llm_server
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
+    try:
+        for _ in range(30):  # each answer evaluates; the reading follows the machine within a second
+            body = {"messages": [{"role": "user", "content": "Скажи «да»."}], "max_tokens": 4, "temperature": 0}
+            httpx.post(f"{url}/chat/completions", json=body, timeout=SHARED_CPU_TIMEOUT_S).raise_for_status()
+            if re.search(r"grove: threads \d+/\d+ → 1/1 \(other processes use", log.read_text(errors="replace")):
+                break
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+    assert re.search(r"grove: threads \d+/\d+ → 1/1 \(other processes use", log.read_text(errors="replace"))
+
+
 def test_the_local_server_reads_the_messages_as_written(local_llm: str) -> None:
     """Its prompt is grove's `chatml` rendering token for token: no HTML escaping of the documents'
     quotes and brackets (the function-calling template's `&#34;` was copied into answers), and a

@@ -1,4 +1,4 @@
-"""The local LLM: llama-cpp-python's OpenAI-compatible server as a child process.
+"""The local LLM: llama-cpp-python's OpenAI-compatible server as a child process (`grove.infra.llm_serve`).
 
 Used when no LLM API key is configured, so the project answers fully offline.
 The model (Qwen2.5-Coder-1.5B-Instruct, GGUF) is loaded once, by this server.
@@ -33,6 +33,7 @@ class LocalLLMServer:
     draft: str = ""  # "prompt-lookup-decoding": speculative decoding from the prompt's own n-grams
     draft_tokens: int = 10
     chat_format: str = "chatml"  # not `chatml-function-calling`: its template escapes messages as HTML
+    module: str = "grove.infra.llm_serve"  # llama_cpp.server with threads that make room for other work
     child: ChildProcess | None = field(default=None, init=False)
 
     @property
@@ -53,7 +54,7 @@ class LocalLLMServer:
             )
         self.child = ChildProcess(
             "local LLM server",
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
+            [sys.executable, "-m", self.module, "--model", str(self.model_path),
              "--chat_format", self.chat_format, "--n_ctx", str(self.context),
              "--n_threads", str(self.threads), "--n_gpu_layers", str(self.gpu_layers),
              "--host", self.host, "--port", str(self.port),
