@@ -178,10 +178,40 @@ def test_an_edit_points_at_the_earlier_replys_message(pg_url: str, user_id: int)
     assert sender.sent[-1] == (done, user_id, {"text": "Готово"}, 1000, 0)
 
 
-def test_an_edit_of_an_undelivered_reply_has_no_message_to_edit(pg_url: str, user_id: int) -> None:
+def test_an_edit_of_an_undelivered_reply_sends_that_reply_first_then_edits_it(pg_url: str, user_id: int) -> None:
     progress = outbox.add(user_id, {"text": "Индексирую…"})
     assert outbox.message_id_of(progress) is None
     done = outbox.add(user_id, {"text": "Готово"}, edit_of=progress)
     sender = Sender()
-    outbox.deliver([done], sender)
-    assert sender.sent == [(done, user_id, {"text": "Готово"}, None, 0)]
+    assert outbox.deliver([done], sender) == 1
+    assert sender.sent == [(progress, user_id, {"text": "Индексирую…"}, None, 0),
+                           (done, user_id, {"text": "Готово"}, 1000, 0)]
+    assert outbox.unsent(chat_id=user_id) == []
+
+
+def test_an_edit_waits_for_the_reply_another_process_is_sending(pg_url: str, user_id: int) -> None:
+    """A quick job's result must not overtake its acknowledgement still on its way: it would become
+    a message of its own, and the acknowledgement would stay «Принял…» (seen in the suite)."""
+    ack = outbox.add(user_id, {"text": "Принял, индексирую…"})
+    result = outbox.add(user_id, {"text": "✅ Проиндексировано"}, edit_of=ack)
+    sender = Sender()
+    sending, release = threading.Event(), threading.Event()
+
+    def slow(row: OutboxRow, sent: Callable[[int], None]) -> None:
+        if row.id == ack:
+            sending.set()
+            assert release.wait(30)
+        sender(row, sent)
+
+    turn = threading.Thread(target=outbox.deliver, args=([ack], slow))
+    turn.start()
+    assert sending.wait(30)  # the turn is sending the acknowledgement, holding its row
+    job = threading.Thread(target=outbox.deliver, args=([result], sender))
+    job.start()
+    job.join(0.3)
+    assert job.is_alive() and sender.sent == []  # the result waits, sending nothing
+    release.set()
+    turn.join(30)
+    job.join(30)
+    assert sender.sent == [(ack, user_id, {"text": "Принял, индексирую…"}, None, 0),
+                           (result, user_id, {"text": "✅ Проиндексировано"}, 1000, 0)]  # an edit of the ack

@@ -10,6 +10,7 @@ bot and a sweeping worker never send one reply twice, and records each piece of 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -38,6 +39,10 @@ class OutboxRow:
     payload: dict[str, Any]
     edit_message_id: int | None
     pieces_sent: int
+
+
+EDIT_WAIT_SECONDS = 30.0
+"""How long an edit waits for the reply it changes while another process is sending that one."""
 
 
 class Undeliverable(Exception):
@@ -152,6 +157,33 @@ def deliver(ids: list[int], sender: Sender) -> int:
     return delivered
 
 
+def _read(conn: Any, outbox_id: int) -> dict[str, Any] | None:
+    """A row as delivery needs it, with the message it edits (if that one is delivered)."""
+    row: dict[str, Any] | None = conn.execute(
+        "select o.id, o.chat_id, o.payload, o.pieces_sent, o.sent_at, o.edit_of,"
+        "       e.message_ids[1] as edit_message_id, e.sent_at is not null as edited_sent"
+        "  from outbox o left join outbox e on e.id = o.edit_of where o.id = %s",
+        (outbox_id,)).fetchone()
+    return row
+
+
+def _deliver_first(conn: Any, edited: int, sender: Sender) -> None:
+    """The reply an edit changes goes out before the edit, so the edit has its message to change.
+
+    A job's result edits its acknowledgement, and a quick job ends while the turn that acknowledged
+    it is still sending that: sent first, the result became a message of its own and the
+    acknowledgement stayed «Принял…» above it. The reply is sent here when nobody is sending it
+    (a failure then keeps both for the sweep, which goes in order), or waited for while another
+    process does, up to `EDIT_WAIT_SECONDS`; after that the edit goes as a new message.
+    """
+    deadline = time.monotonic() + EDIT_WAIT_SECONDS
+    while not _deliver_one(edited, sender):
+        done = conn.execute("select sent_at is not null as sent from outbox where id = %s", (edited,)).fetchone()
+        if done is None or done["sent"] or time.monotonic() > deadline:
+            return
+        time.sleep(0.02)
+
+
 def _deliver_one(outbox_id: int, sender: Sender) -> bool:
     lock = "select pg_try_advisory_lock(hashtextextended('grove.store.outbox:' || %s::text, 0)) as got"
     unlock = "select pg_advisory_unlock(hashtextextended('grove.store.outbox:' || %s::text, 0))"
@@ -162,13 +194,13 @@ def _deliver_one(outbox_id: int, sender: Sender) -> bool:
             if locked is None or not locked["got"]:
                 return False
             try:
-                row = conn.execute(
-                    "select o.id, o.chat_id, o.payload, o.pieces_sent, o.sent_at,"
-                    "       e.message_ids[1] as edit_message_id"
-                    "  from outbox o left join outbox e on e.id = o.edit_of where o.id = %s",
-                    (outbox_id,)).fetchone()
+                row = _read(conn, outbox_id)
                 if row is None or row["sent_at"] is not None:
                     return False
+                if row["edit_of"] is not None and not row["edited_sent"]:
+                    _deliver_first(conn, row["edit_of"], sender)
+                    row = _read(conn, outbox_id)
+                    assert row is not None  # we hold its lock: nobody else sent or removed it
 
                 def sent(message_id: int) -> None:
                     conn.execute("update outbox set pieces_sent = pieces_sent + 1,"
