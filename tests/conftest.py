@@ -104,6 +104,46 @@ def pg_url() -> Iterator[str]:
         server.stop()
 
 
+class _Unrecorded:
+    """A run reporter that keeps nothing: the runs of tests that do not read Prefect's records."""
+
+    def touch(self, run: object) -> None:
+        pass
+
+
+@pytest.fixture(autouse=True)
+def runs_recorded_on_request(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test's runs reach Prefect only when it reads them (`prefect_records`).
+
+    Each recorded turn costs Prefect's server ≈ 40 ms of CPU (bench.prefect_record). Recorded from
+    every test, the suite's runs kept the shared server minutes behind, taking that CPU from the
+    tests beside it, and a test that read its own run first waited for all of theirs (163 s).
+    Processes a test starts (`grove up`, workers) record as they would in production.
+    """
+    if "prefect_records" in request.fixturenames:
+        yield
+        return
+    from grove.core import runs
+
+    runs.set_reporter(_Unrecorded())
+    yield
+    runs.set_reporter(None)
+
+
+@pytest.fixture
+def prefect_records(prefect_server: str) -> Iterator[object]:
+    """This test's runs recorded in the suite's Prefect server by a reporter of their own (flushed
+    and stopped when the test ends), so a test waits for its own records and nobody else's."""
+    from grove.core import runs
+    from grove.core.prefect_reporter import PrefectReporter
+
+    reporter = PrefectReporter.start(prefect_server)
+    runs.set_reporter(reporter)
+    yield reporter
+    runs.set_reporter(None)
+    reporter.stop(30)
+
+
 @pytest.fixture(autouse=True)
 def no_job_left_open(request: pytest.FixtureRequest) -> Iterator[None]:
     """Background jobs a test leaves open are closed when it ends.

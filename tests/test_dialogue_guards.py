@@ -69,6 +69,7 @@ async def test_a_repeated_reply_is_regenerated_once(
     assert turns(store, user_id)[-1] == ("answer.md", ["repetition"], ["anti_repetition"])
 
 
+@pytest.mark.usefixtures("prefect_records")  # reads its runs in Prefect
 async def test_signals_reach_the_model_and_the_metrics(
     standin: TelegramStandin, llm: ScriptedLLM, store: str, user_id: int
 ) -> None:

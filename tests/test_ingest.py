@@ -157,6 +157,7 @@ async def test_pdf_docx_and_text_files(standin: TelegramStandin, store: str, use
     assert chunks_of(store, other_user_id) == []
 
 
+@pytest.mark.usefixtures("prefect_records")  # reads its runs in Prefect
 async def test_links_in_one_message_run_as_parallel_branches(
     standin: TelegramStandin, store: str, user_id: int, env
 ) -> None:

@@ -91,16 +91,12 @@ def test_a_callback_handed_to_a_flow_is_recorded_by_its_name() -> None:
     assert recorded == {"question": "q", "show": "<Draft.show>", "stop": repr(stop), "none": None}
 
 
-def test_a_button_press_is_a_named_flow_run_listing_its_stages(prefect_server: str, store: str,
-                                                                 user_id: int) -> None:
+def test_a_button_press_is_a_named_flow_run_listing_its_stages(prefect_server: str, store: str, user_id: int,
+                                                                 prefect_records: PrefectReporter) -> None:
     process(console(user_id, command="start"))
     process(console(user_id, callback_data="chat"))
 
-    # The reporter shared by the whole suite may still be sending earlier tests' runs: wait for it
-    # to empty, not for a time, then the run must be there.
-    reporter = runs.default_reporter()
-    assert isinstance(reporter, PrefectReporter)
-    assert reporter.flush(300), f"backlog {reporter.backlog}, failed calls {reporter.failures}"
+    assert prefect_records.flush(120), f"backlog {prefect_records.backlog}, failed calls {prefect_records.failures}"
     run = _poll(lambda: final_run(prefect_server, f"button-user{user_id}"))
     assert run is not None and run["state"]["type"] == "COMPLETED", flow_runs(prefect_server, f"button-user{user_id}")
     assert "grove" in run["tags"] and f"user:{user_id}" in run["tags"]
@@ -110,7 +106,8 @@ def test_a_button_press_is_a_named_flow_run_listing_its_stages(prefect_server: s
         assert stage in message  # every stage is listed with its time, short ones included
 
 
-def test_slow_and_failed_stages_are_task_runs_and_the_run_says_why(prefect_server: str, store: str) -> None:
+def test_slow_and_failed_stages_are_task_runs_and_the_run_says_why(prefect_server: str, store: str,
+                                                                   prefect_records: PrefectReporter) -> None:
     @observe.task(name="slow-stage")
     def slow() -> None:
         time.sleep(0.4)
@@ -154,8 +151,8 @@ def test_only_slow_failed_or_retried_finished_stages_become_task_runs() -> None:
     assert _worth_watching(stage(0.001, attempts=2))
 
 
-def test_a_turn_whose_llm_gave_up_is_a_failed_run_with_the_reason(prefect_server: str, store: str,
-                                                                   user_id: int, env) -> None:  # type: ignore[no-untyped-def]
+def test_a_turn_whose_llm_gave_up_is_a_failed_run_with_the_reason(prefect_server: str, store: str, user_id: int,
+                                                                   prefect_records: PrefectReporter, env) -> None:  # type: ignore[no-untyped-def]
     with ScriptedLLM(default=error(503, "upstream down")) as llm:
         env(GROVE_LLM_API_KEY="k", GROVE_LLM_BASE_URL=llm.base_url, GROVE_LLM_RETRIES="1",
             GROVE_LLM_RETRY_DELAYS="[0]", GROVE_PLANNER="off")
@@ -248,7 +245,7 @@ def test_runs_of_live_processes_are_left_alone(prefect_server: str) -> None:
 
 
 def test_failed_ingest_items_make_a_failed_run_with_reasons(prefect_server: str, store: str, user_id: int,
-                                                             tmp_path: Path) -> None:
+                                                             tmp_path: Path, prefect_records: PrefectReporter) -> None:
     from flows.ingest import ingest
     from grove.core.ingest_types import IngestItem
 
@@ -272,7 +269,8 @@ def artifacts_of(api: str, flow_run_id: str) -> list[dict]:
 
 
 def test_a_question_run_is_named_after_it_and_its_one_artifact_holds_what_the_user_got(
-        prefect_server: str, store: str, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
+        prefect_server: str, store: str, user_id: int, prefect_records: PrefectReporter,
+        env) -> None:  # type: ignore[no-untyped-def]
     """Ops tell turns apart in the runs list, and read the question, the answer and the sources
     sent — on the run itself, not a stage deeper."""
     from nodes.embedding.embedder import get_embedder
@@ -304,7 +302,8 @@ def test_a_question_run_is_named_after_it_and_its_one_artifact_holds_what_the_us
     assert f"| chat-user{user_id} |" in data and "| llm-chat |" in data  # and every stage with its time
 
 
-def test_a_stage_its_run_left_behind_is_closed_never_left_running(prefect_server: str) -> None:
+def test_a_stage_its_run_left_behind_is_closed_never_left_running(prefect_server: str,
+                                                                  prefect_records: PrefectReporter) -> None:
     """A finished run never shows a stage Running (a thread it started may outlive it)."""
     release = threading.Event()
 
@@ -323,7 +322,7 @@ def test_a_stage_its_run_left_behind_is_closed_never_left_running(prefect_server
     assert [(t["name"], t["state"]["type"]) for t in tasks] == [("outliving-stage", "CRASHED")]
 
 
-def test_stage_task_runs_carry_the_stages_own_times(prefect_server: str) -> None:
+def test_stage_task_runs_carry_the_stages_own_times(prefect_server: str, prefect_records: PrefectReporter) -> None:
     """A stage recorded later still shows when it ran and for how long, as the run measured it."""
     @observe.task(name="measured-stage")
     def measured() -> None:
