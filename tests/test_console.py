@@ -20,10 +20,13 @@ _READ_ALL = textwrap.dedent("""
 """)
 
 # SIGINT taken by a thread that is not the main one (the kernel may hand a process's signal to
-# any thread): the main thread, waiting for a line, must still be interrupted.
+# any thread): the main thread, waiting for a line, must still be interrupted. The handler is set
+# as `grove up` sets it (grove/app/runtime.py): a suite run as a shell's background job inherits
+# SIGINT ignored, and Python keeps it so — the signal was then lost and the test hung.
 _INTERRUPTED_ELSEWHERE = textwrap.dedent("""
     import signal, sys, threading
     from grove.channels.console import LineReader
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     reader = LineReader()
     main = threading.get_ident()
 
