@@ -95,6 +95,12 @@ Sets (nothing here edits a set):
   Russian help of the Gnote note-taking program, one HTML page per help page as yelp-build writes it; both committed in
   bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on 2026-11-28 after AA and AB — the
   next held-out check.
+* ``gwenview``, ``dolphin`` — sets AE and AF (bench/sets/gwenview_handbook_html_ru.json: 20 questions over the whole
+  Russian handbook of the Gwenview image viewer, built from its DocBook into one HTML page per chapter and section by
+  the DocBook XSL chunking stylesheet; bench/sets/dolphin_handbook_pdf_ru.json: 20 questions over the whole Russian
+  handbook of the Dolphin file manager, built from its DocBook into one HTML page and printed to PDF by LibreOffice;
+  both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on 2026-11-28
+  after AC and AD — the next held-out check.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -150,7 +156,8 @@ INGESTION_SETTINGS = ("chunking", "chunk_target_chars", "chunk_overlap_chars", "
 SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "doublecmd", "texlive-dev", "gimp-dev",
              "installguide", "omegat", "flowblade", "aptitude", "mandb", "pymorphy2", "aisleriot", "gnomehelp",
              "mchelp", "skycultures", "evolution", "evince", "terminal", "seahorse", "kturtle", "kalarm",
-             "marble", "maintguide", "kmplot", "emacs", "sysmonitor", "rhythmbox", "kmail", "gnote")
+             "marble", "maintguide", "kmplot", "emacs", "sysmonitor", "rhythmbox", "kmail", "gnote",
+             "gwenview", "dolphin")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -379,6 +386,9 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
                                              "rhythmbox_help_html_silent_ru.json"),
         "kmail": lambda: load_needle_set("kmail_handbook_epub_ru.json", "kmail", "kmail_handbook_epub_silent_ru.json"),
         "gnote": lambda: load_needle_set("gnote_help_html_ru.json", "gnote", "gnote_help_html_silent_ru.json"),
+        "gwenview": lambda: load_needle_set("gwenview_handbook_html_ru.json", "gwenview",
+                                            "gwenview_handbook_html_silent_ru.json"),
+        "dolphin": lambda: load_needle_set("dolphin_handbook_pdf_ru.json", "dolphin", "dolphin_handbook_pdf_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
