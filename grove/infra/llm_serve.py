@@ -97,11 +97,10 @@ def threads_for(others: float, most: int, cores: int) -> int:
 class YieldingLlama(llama_cpp.Llama):
     """`llama_cpp.Llama` that sets its threads before each evaluation (`threads_for`)."""
 
-    work = OtherWork().watch()
-    cores = usable_cores()
-
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.work = OtherWork().watch()  # the server's one model: one watching thread, started with it
+        self.cores = usable_cores()
         self._most = (self.n_threads, self.n_threads_batch)
         self._now = self._most
 
