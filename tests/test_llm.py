@@ -12,7 +12,9 @@ from nodes.answering.llm import (
     TransientLLMError,
     adapt_for_llama_cpp,
     complete,
+    first_token_odds,
     parse_reply,
+    yes_probability,
 )
 from tests.support.scripted_llm import ScriptedLLM, error, slow, text, tool_call, trickle
 
@@ -154,3 +156,27 @@ def test_the_local_model_library_is_built_without_amx_kernels() -> None:
     features = llama_cpp.llama_print_system_info().decode()
     assert "AVX" in features  # the report is the compiled CPU features
     assert "AMX_INT8 = 1" not in features
+
+
+def test_the_odds_of_a_one_word_answer_count_every_spelling_of_each_word() -> None:
+    """As llama-cpp-python's server sends a first token's likeliest tokens (`top_logprobs`)."""
+    import math
+
+    tokens = [("Да", 0.5), (" да", 0.1), ("Нет", 0.2), ("не", 0.1), ("The", 0.1)]
+    body = {"choices": [{"message": {"content": "Да"}, "logprobs": {"content": [
+        {"token": "Да", "logprob": math.log(0.5),
+         "top_logprobs": [{"token": t, "logprob": math.log(p)} for t, p in tokens]}]}}]}
+    assert first_token_odds(body, ("да",), ("нет", "не")) == pytest.approx(0.6 / 0.9)
+    assert first_token_odds(body, ("yes",), ("no",)) is None  # neither word among the likeliest
+    assert first_token_odds({"choices": [{"message": {"content": "да"}}]}, ("да",), ("нет",)) is None
+
+
+def test_the_judges_request_asks_one_token_and_its_log_probabilities() -> None:
+    with ScriptedLLM(judge=0.3) as server:
+        odds = yes_probability([{"role": "user", "content": "Отвечает ли отрывок?"}], endpoint=local(server))
+        [request] = server.judgments
+    assert odds == pytest.approx(0.3) and server.requests == []
+    assert request["max_tokens"] == 1 and request["logprobs"] is True and request["top_logprobs"] >= 5
+    assert request["temperature"] == 0
+    with ScriptedLLM() as server:  # an endpoint that sends no log-probabilities: no judgment
+        assert yes_probability([{"role": "user", "content": "?"}], endpoint=local(server)) is None

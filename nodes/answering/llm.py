@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 import socket
 import time
@@ -261,26 +262,59 @@ def complete(
             deadline_bound=limit is not None or (left is not None and timeout >= left), piece=_delta,
             on_text=on_text, prompt_tokens=prompt_tokens))
         return reply.model_copy(update={"content": reply.content.strip()})
-    timeout, left = _call_timeout()
     sink = None if json_schema is not None else on_text
     if sink is not None:  # a remote answer with a draft up: its words (or its tool call) stream in
+        timeout, left = _call_timeout()
         reply = shutdown.call(lambda: _streamed(
             f"{endpoint.base_url}/chat/completions", payload, headers, timeout,
             deadline_bound=left is not None and timeout >= left, piece=_delta, on_text=sink))
         return reply.model_copy(update={"content": reply.content.strip()})
+    return parse_reply(_posted(endpoint, payload))
+
+
+def _posted(endpoint: Endpoint, payload: dict[str, Any]) -> dict[str, Any]:
+    """One chat-completions request answered whole: the response's JSON body."""
+    timeout, left = _call_timeout()
     try:
         response = shutdown.call(lambda: _client().post(f"{endpoint.base_url}/chat/completions", json=payload,
-                                                        headers=headers, timeout=timeout))
+                                                        headers=_headers(endpoint), timeout=timeout))
     except (httpx.TimeoutException, httpx.TransportError) as exc:
         if left is not None and timeout >= left:
             raise LLMDeadlineExceeded(f"no answer within the turn's deadline: {exc!r}") from exc
         raise TransientLLMError(f"LLM endpoint unreachable or slow: {exc!r}") from exc
     _raise_for_status(response)
     try:
-        body = response.json()
+        body: dict[str, Any] = response.json()
     except ValueError as exc:
         raise TransientLLMError(f"LLM endpoint sent a non-JSON body: {response.text[:200]}") from exc
-    return parse_reply(body)
+    return body
+
+
+def yes_probability(messages: list[Message], yes: tuple[str, ...] = ("да",), no: tuple[str, ...] = ("нет", "не"),
+                    endpoint: Endpoint | None = None) -> float | None:
+    """The model's odds for «да» over «нет» as a one-word answer, read from its first token's likeliest
+    log-probabilities rather than from the one word it would write: a threshold on them can be chosen
+    on measured sets. None when the endpoint sends no log-probabilities or neither word is among them."""
+    endpoint = endpoint or current_endpoint()
+    if endpoint.is_local:
+        messages = adapt_for_llama_cpp(messages)
+    body = _posted(endpoint, {"model": endpoint.model, "messages": messages, "temperature": 0, "max_tokens": 1,
+                              "logprobs": True, "top_logprobs": 10})
+    return first_token_odds(body, yes, no)
+
+
+def first_token_odds(body: dict[str, Any], yes: tuple[str, ...], no: tuple[str, ...]) -> float | None:
+    """P(yes) / (P(yes) + P(no)) over a response's first token's likeliest tokens, each word counted
+    in every spelling the tokenizer has for it («Да», « да»); None when neither is among them."""
+    choice = (body.get("choices") or [{}])[0] or {}
+    first = ((choice.get("logprobs") or {}).get("content") or [{}])[0] or {}
+    likeliest = first.get("top_logprobs") or []
+
+    def odds(words: tuple[str, ...]) -> float:
+        return sum(math.exp(t["logprob"]) for t in likeliest if str(t.get("token", "")).strip().lower() in words)
+
+    said_yes, said_no = odds(yes), odds(no)
+    return said_yes / (said_yes + said_no) if said_yes + said_no > 0 else None
 
 
 def _headers(endpoint: Endpoint) -> dict[str, str]:
@@ -474,6 +508,19 @@ def llm_chat(
     """A chat completion as a task: timeouts, 429 and 5xx are retried with backoff; `on_text` as `complete`'s."""
     return complete(messages, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens, decoding=decoding,
                     on_text=on_text)
+
+
+@task(name="llm-judge", retries=3, retry_delay_seconds=[2, 6, 15], retry_jitter_factor=0.5,
+      retry_condition_fn=_is_transient)
+def llm_judge(messages: list[Message]) -> float | None:
+    """`yes_probability` as a task, retried as `llm_chat` is."""
+    return yes_probability(messages)
+
+
+def llm_judge_task() -> Task[..., float | None]:
+    """`llm_judge` with the retry policy from settings."""
+    settings = get_settings()
+    return llm_judge.with_options(retries=settings.llm_retries, retry_delay_seconds=settings.llm_retry_delays)
 
 
 def llm_task() -> Task[..., LLMReply]:

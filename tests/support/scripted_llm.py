@@ -9,6 +9,11 @@ A request with `"stream": true` is answered as llama-cpp-python's server answers
 server-sent events, one `chat.completion.chunk` per word, then `[DONE]`; a client that
 goes away stops the stream, and the pieces never sent are counted in `abandoned`.
 
+A request for log-probabilities (`"logprobs": true`, as `nodes.answering.llm.yes_probability` asks
+whether passages answer) takes no step: it is answered «да» with the odds `judge` gives (a number or a
+function of the request), with none when `judge` is None (an endpoint without log-probabilities), and
+recorded in `judgments`.
+
 Raw completions (`/v1/completions`, a prompt instead of messages) take the same steps; their
 text is cut as llama.cpp cuts it: before the first `stop` string (finish "stop"), or after
 `max_tokens` pieces, a word counting as a token (finish "length").
@@ -17,6 +22,7 @@ text is cut as llama.cpp cuts it: before the first `stop` string (finish "stop")
 from __future__ import annotations
 
 import json
+import math
 import socket
 import threading
 import time
@@ -106,9 +112,12 @@ def _as_text_completion(body: Body, request: Body) -> Body:
 class ScriptedLLM:
     """`with ScriptedLLM([tool_call({...}), text("…")]) as llm:` then point the settings at llm.base_url."""
 
-    def __init__(self, steps: list[Step] | None = None, *, default: Step | None = None) -> None:
+    def __init__(self, steps: list[Step] | None = None, *, default: Step | None = None,
+                 judge: float | Callable[[Body], float] | None = None) -> None:
         self.steps: list[Step] = list(steps or [])
         self.default = default
+        self.judge = judge
+        self.judgments: list[Body] = []
         self.requests: list[Body] = []
         self.abandoned: list[int] = []  # per stream the client left: pieces never sent
         self.abandoned_at: list[float] = []  # when (wall clock) each of those streams ended
@@ -136,6 +145,8 @@ class ScriptedLLM:
 
     async def _complete(self, request: Request) -> JSONResponse | StreamingResponse:
         body = await request.json()
+        if body.get("logprobs"):
+            return JSONResponse(self._judged(body))
         with self._lock:
             self.requests.append(body)
             step = self.steps.pop(0) if self.steps else self.default
@@ -152,6 +163,19 @@ class ScriptedLLM:
         if body.get("stream") and response.status == 200:
             return StreamingResponse(self._events(request, response), media_type="text/event-stream")
         return JSONResponse(response.body, status_code=response.status)
+
+    def _judged(self, body: Body) -> Body:
+        """A one-token «да» with the odds of «да» and «нет» as llama-cpp-python's server sends them."""
+        with self._lock:
+            self.judgments.append(body)
+        answer = _completion({"role": "assistant", "content": "да"}, "length")
+        odds = self.judge(body) if callable(self.judge) else self.judge
+        if odds is not None:
+            likeliest = [{"token": "да", "logprob": math.log(max(odds, 1e-9))},
+                         {"token": "нет", "logprob": math.log(max(1 - odds, 1e-9))}]
+            answer["choices"][0]["logprobs"] = {"content": [{"token": "да", "logprob": likeliest[0]["logprob"],
+                                                             "top_logprobs": likeliest}]}
+        return answer
 
     async def _events(self, request: Request, response: Response):  # noqa: ANN202 - async iterator
         import asyncio
