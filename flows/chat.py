@@ -45,6 +45,7 @@ class ChatAnswer(BaseModel):
     gate_score: float | None = Field(default=None, description="the local search gate's score, when searched")
     gate_passed: bool | None = Field(default=None, description="None: no gate (remote model, or no documents)")
     gate_near: bool = Field(default=False, description="the gate's near band: the nearest passages were shown")
+    judged: float | None = Field(default=None, description="the model's odds that the passages answer (None: not asked)")
     degenerate: list[str] = Field(default_factory=list, description="checks the model's draft failed")
     fallback: bool = Field(default=False, description="the draft was replaced (extractive answer or «не нашёл»)")
     trimmed: bool = Field(default=False, description="the draft's first sentences alone: the rest failed the checks")

@@ -479,6 +479,68 @@ def test_a_refusal_over_fragments_that_do_not_cover_the_question_stands_over_the
     assert f"«{RASPBERRY[2]}»" in body and re.search(r"малина\.pdf, с\. 3\b", block)
 
 
+def test_passages_the_model_judges_not_to_answer_are_shown_as_the_nearest_with_no_draft(
+        store: str, local: ScriptedLLM, user_id: int) -> None:
+    """Issue 37: a silent question can sit as close to a passage as one the documents answer (the gate
+    passed it) and the model then answered from a passage about something else. Asked first whether
+    the passages to be quoted answer, the model's odds below the threshold stop the draft."""
+    index(user_id, "малина.pdf", RASPBERRY)
+    local.judge = 0.2
+    answer = ask_chat(SPRING, user_id)
+    [judged] = local.judgments
+    assert local.requests == []  # no draft was asked
+    assert judged["max_tokens"] == 1 and judged["logprobs"] is True
+    asked = judged["messages"][-1]["content"]
+    assert f"«{RASPBERRY[0]}" in asked and asked.endswith("Отвечает ли отрывок на этот вопрос?") and SPRING in asked
+    assert answer.gate_passed and answer.judged == pytest.approx(0.2) and not answer.fallback
+    body, block = answer.text.partition("Информация взята из:")[::2]
+    assert body.startswith(NEAREST_LEAD) and f"«{RASPBERRY[0]}" in body
+    assert re.search(r"малина\.pdf, с\. 1\b", block)
+    local.judge = 0.9  # at or above the threshold the model drafts as before
+    local.script(text("Весной малину подкармливают азотом: 15 г мочевины на квадратный метр [1]."))
+    answer = ask_chat(SPRING, user_id)
+    assert len(local.requests) == 1 and answer.judged == pytest.approx(0.9)
+    assert answer.text.startswith("Весной малину подкармливают азотом") and not answer.fallback
+
+
+def test_a_refusal_over_passages_the_model_judges_to_answer_is_overruled_though_no_sentence_covers_it(
+        store: str, local: ScriptedLLM, user_id: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37 (AD001): «Прямого ответа не нашёл» over «щёлкните по заголовку столбца Заметка» because the
+    user's words were not the passage's. The model's own judgment that the passages answer overrules
+    the refusal where the word test (`covers`) did not: asked again from the passage, it answers."""
+    import nodes.answering.answer_check
+
+    monkeypatch.setattr(nodes.answering.answer_check, "REFUSAL_OVERRULE_COVERAGE", 1.01)  # no sentence covers it
+    monkeypatch.setattr(nodes.answering.answer_check, "MEANING_FLOOR_COVERAGE", 1.01)
+    index(user_id, "малина.pdf", RASPBERRY)
+    local.judge = 0.8
+    local.script(text("В ваших документах об этом не сказано."),
+                 text("Весной малину подкармливают азотом, 15 г мочевины на метр [1]."))
+    answer = ask_chat(SPRING, user_id)
+    first, again = local.requests
+    assert "Ответ на вопрос есть во фрагменте" in system_of(again)  # asked with no way out of answering
+    assert answer.reasked and answer.text.startswith("Весной малину подкармливают азотом")
+    assert "не сказано" not in answer.text and NEAREST_LEAD not in answer.text
+    # Judged not to answer, the same refusal would stand over the nearest passage: no draft at all.
+    local.judge = 0.3
+    answer = ask_chat(SPRING, user_id)
+    assert len(local.requests) == 2 and answer.text.startswith(NEAREST_LEAD)
+
+
+def test_a_refusal_over_passages_judged_to_answer_shows_them_as_the_answer_when_asked_again_it_fails(
+        store: str, local: ScriptedLLM, user_id: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    import nodes.answering.answer_check
+
+    monkeypatch.setattr(nodes.answering.answer_check, "REFUSAL_OVERRULE_COVERAGE", 1.01)
+    monkeypatch.setattr(nodes.answering.answer_check, "MEANING_FLOOR_COVERAGE", 1.01)
+    index(user_id, "малина.pdf", RASPBERRY)
+    local.judge = 0.8
+    local.script(text("В ваших документах об этом не сказано."), text("Об этом не сказано."))
+    answer = ask_chat(SPRING, user_id)
+    assert answer.fallback and "refused" in answer.degenerate
+    assert answer.text.startswith(EXTRACT_LEAD) and RASPBERRY[0] in answer.text  # not «не нашёл» above it
+
+
 def test_a_draft_stating_what_no_passage_holds_is_replaced_by_the_nearest_passage_not_asked_again(
         store: str, local: ScriptedLLM, user_id: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 37 (VU05): the question's own terms said as fact over passages on another matter. The reply

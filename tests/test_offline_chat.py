@@ -113,6 +113,31 @@ def test_the_local_server_reads_the_messages_as_written(local_llm: str) -> None:
     assert read != tokens(chatml(escaped))
 
 
+# Passages the quote selector chose from the Gnote help (set AD, bench/sets), and a question for each.
+GNOTE_LINKS = ["Изменение заголовка заметки приведет к обновлению ссылок, ведущих на эту заметку. Это предотвращает "
+               "появление неработающих ссылок при переименовании заметки.",
+               "Ссылки на эту заметку из других заметок сохраняются, любая попытка воспользоваться ссылкой приведёт к "
+               "повторному созданию заметки."]
+GNOTE_NOTEBOOKS = ["Чтобы добавить заметку в блокнот из главного окна, выполните одно из следующих действий: - Перетащите "
+                   "одну или несколько заметок в блокнот на левой панели с помощью мыши. - Выберите блокнот, щёлкните "
+                   "правой кнопкой мыши в списке заметок и выберите Новая в контекстном меню.",
+                   "Вы можете добавить заметку в блокнот в главном окне или во время редактирования заметки."]
+
+
+def test_the_model_judges_whether_the_passages_answer(local_llm: str, env) -> None:  # type: ignore[no-untyped-def]
+    """Issue 37: passages on the same matter that do not answer (a table in a note, over adding notes to a
+    notebook) fall below the judge's threshold; passages that answer in other words stay above it."""
+    from nodes.answering.answer_judge import answer_odds
+
+    env(GROVE_LOCAL_LLM_URL=local_llm, GROVE_LLM_RETRIES="0", GROVE_LLM_TIMEOUT=SHARED_CPU_TIMEOUT)
+    threshold = get_settings().local_answer_judge
+    answers = answer_odds("Если я переименую заметку, не перестанут ли работать ссылки на неё из других заметок?",
+                          GNOTE_LINKS)
+    silent = answer_odds("Как добавить в заметку таблицу?", GNOTE_NOTEBOOKS)
+    assert answers is not None and silent is not None
+    assert answers >= threshold > silent, (answers, silent)
+
+
 def test_offline_default_answers_from_the_users_document(store: str, user_id: int, local_llm: str,
                                                          env) -> None:  # type: ignore[no-untyped-def]
     env(GROVE_LOCAL_LLM_URL=local_llm, GROVE_LLM_RETRIES="0", GROVE_LLM_TIMEOUT=SHARED_CPU_TIMEOUT)

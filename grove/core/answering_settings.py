@@ -185,6 +185,14 @@ class AnsweringSettings(BaseModel):
                      "the gate passed is asked again from the passages that answer the question alone; the "
                      "second draft is shown only when it passes the checks (flows/chat.py `reasked`)."),
     )
+    local_answer_judge: float = Field(
+        default=0.55,
+        description=("Before a local draft over fragments the gate passed, the model is asked whether the passages "
+                     "to be quoted answer the question (nodes/answering/answer_judge.py). Below this probability "
+                     "of «да» the passages are shown as only the nearest, with no draft; at or above it a refusal "
+                     "over them is overruled. 0 turns the judgment off. Chosen on the gate-passed questions of "
+                     "sets AA–AD (bench/README.md, «Whether the passages answer»)."),
+    )
     local_prompt_style: Literal["short", "full", "exact"] = Field(
         default="short", description="Rules of the answer template for the local model (prompts/answer_parts.yaml)."
     )

@@ -65,6 +65,7 @@ class Draft:
     max_chars: int | None = None
     strict: bool = False  # also check that its commands, names and numbers come from the fragments (`_invents`)
     claimed_terms: int = MIN_CLAIMED_TERMS  # `_unfounded`'s count of the question's terms no fragment holds
+    answered: bool | None = None  # the model's judgment that the fragments answer (None: `covers` decides)
 
     @property
     def body(self) -> str:
@@ -198,7 +199,15 @@ def _refused(draft: Draft) -> bool:
     refusal with such a fragment shown is replaced by the quote; when no sentence covers the
     question, the refusal stands (it may be true).
     """
-    return bool(draft.fragments) and is_refusal(draft.body) and covers(draft.question, draft.fragments)
+    return bool(draft.fragments) and is_refusal(draft.body) and answering(draft.question, draft.fragments,
+                                                                          answered=draft.answered)
+
+
+def answering(question: str, fragments: Sequence[str], shown: Sequence[str] | None = None, *,
+              answered: bool | None = None) -> bool:
+    """Whether the fragments answer the question: the model's judgment when there is one
+    (nodes/answering/answer_judge.py), else `covers`."""
+    return covers(question, fragments, shown) if answered is None else answered
 
 
 # The user's message judged instead of answered: «Ваше сообщение содержит несколько ошибок и не
@@ -544,7 +553,7 @@ class Extract(BaseModel):
 
 
 def extractive_answer(question: str, fragments: list[str], lead: str = EXTRACT_LEAD,
-                      nearest_lead: str = NEAREST_LEAD) -> Extract:
+                      nearest_lead: str = NEAREST_LEAD, answered: bool | None = None) -> Extract:
     """The fragment passages that best match the question, quoted (nodes/answering/quote.py); `used` lists
     their fragments in order.
 
@@ -552,13 +561,13 @@ def extractive_answer(question: str, fragments: list[str], lead: str = EXTRACT_L
     question is often one the documents do not answer (issue 37: a silent question passed the gate,
     the model answered from its own knowledge, and unrelated passages were shown as «В ваших
     документах об этом сказано так:»). So `lead` opens them only when a quoted sentence covers the
-    question (`covers`, the test that overrules a refusal); otherwise `nearest_lead` says they are
-    only the nearest.
+    question (`answering`: the model's judgment `answered`, else `covers`, the test that overrules a
+    refusal); otherwise `nearest_lead` says they are only the nearest.
     """
     quotes = select_quote(question, fragments)
     if not quotes:
         return Extract(text="")
-    answers = covers(question, fragments, [q.text for q in quotes])
+    answers = answering(question, fragments, [q.text for q in quotes], answered=answered)
     return Extract(text=passages_text(quotes, lead if answers else nearest_lead), used=[q.fragment for q in quotes],
                    covers=answers)
 
@@ -587,7 +596,8 @@ class CheckedAnswer(BaseModel):
 def check_answer(draft: str, question: str, fragments: list[str], *, searched: bool = True,
                  max_chars: int | None = None, truncated: bool = False, lead: str = EXTRACT_LEAD,
                  nearest_lead: str = NEAREST_LEAD, no_answer: str | None = None,
-                 strict: bool = False, claimed_terms: int = MIN_CLAIMED_TERMS) -> CheckedAnswer:
+                 strict: bool = False, claimed_terms: int = MIN_CLAIMED_TERMS,
+                 answered: bool | None = None) -> CheckedAnswer:
     """The draft as shown, or the fallback; the fragments (by number) that back what is shown.
 
     `fragments` are the texts the model was shown, in their numbering; `searched` says
@@ -596,10 +606,11 @@ def check_answer(draft: str, question: str, fragments: list[str], *, searched: b
     `nearest_lead` one whose passages are only the nearest (`extractive_answer`); `truncated` marks a draft cut
     by the token limit (its unfinished sentence goes); `strict` checks too that the draft's commands,
     names and numbers are the fragments' (a small local model's own knowledge shows in them), and keeps
-    a failed draft's first sentences when they pass alone (`backed_lead`).
+    a failed draft's first sentences when they pass alone (`backed_lead`); `answered` is the model's
+    judgment that the fragments answer (nodes/answering/answer_judge.py; None: `covers` decides).
     """
     text = complete_sentences(draft) if truncated else draft
-    written = Draft(text, question, fragments, max_chars, strict, claimed_terms)
+    written = Draft(text, question, fragments, max_chars, strict, claimed_terms, answered)
     failed = degenerate(written)
     trimmable = bool(failed) and strict and set(failed) <= SENTENCE_CHECKS
     first = backed_lead(written) if trimmable else None
@@ -608,7 +619,8 @@ def check_answer(draft: str, question: str, fragments: list[str], *, searched: b
         return CheckedAnswer(text=citations.text, used=citations.used, degenerate=failed, trimmed=True,
                              citations_moved=citations.moved, citations_dropped=citations.dropped)
     if failed:
-        extract = extractive_answer(question, fragments, lead, nearest_lead) if fragments else Extract(text="")
+        extract = (extractive_answer(question, fragments, lead, nearest_lead, answered) if fragments
+                   else Extract(text=""))
         if extract.text:
             return CheckedAnswer(text=extract.text, used=extract.used, degenerate=failed, fallback=True)
         text = no_answer or (NOT_FOUND if searched else CANNOT_ANSWER)

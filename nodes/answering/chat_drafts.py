@@ -19,7 +19,8 @@ from pydantic import BaseModel, Field
 from grove.core.settings import get_settings
 from grove.core.shutdown import Stopped
 from nodes.answering import answer_pipeline as pipeline
-from nodes.answering.answer_check import NOT_FOUND, OWN_WORDING_COVERAGE, CheckedAnswer, covers, is_refusal
+from nodes.answering.answer_check import NOT_FOUND, OWN_WORDING_COVERAGE, CheckedAnswer, answering, covers, is_refusal
+from nodes.answering.answer_judge import answer_odds
 from nodes.answering.context_signals import asks
 from nodes.answering.chat_prompt import (TOOL_NAME, build_messages, fitted_history, local_messages,
                                          local_system_prompt, opening_facts, passage_facts, rag_tool,
@@ -66,6 +67,9 @@ class TurnDraft(BaseModel):
     cut: bool = Field(default=False, description="the turn's deadline passed while the passages or the model's "
                                                  "first words were on screen: the reply is what was shown")
     stopped: bool = Field(default=False, description="the user pressed «Стоп»: the reply is what was shown")
+    judged: float | None = Field(default=None, description="the model's odds that the passages answer the "
+                                 "question (nodes/answering/answer_judge.py); None: not asked")
+
 
 
 def local_draft(question: str, user_id: int, history: list[ChatMessage], policy: TurnPolicy,
@@ -77,6 +81,7 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
     settings = get_settings()
     gate: GateDecision | None = None
     fragments: list[Fragment] = []
+    judged: float | None = None
     if has_documents(user_id):
         query = search_query(question, history)
         found = search(query, user_id)
@@ -90,6 +95,10 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
                           policy=policy, nearest=nearest_passages(question, shown, gate.unknown))
         if gate.passed:
             fragments = gate.fragments[:settings.local_answer_fragments]
+            judged = judged_passages(question, fragments)
+            if judged is not None and judged < settings.local_answer_judge:  # close, and yet no answer
+                return TurnDraft(reply=LLMReply(), fragments=fragments, query=gate.query, searched=True, gate=gate,
+                                 policy=policy, nearest=nearest_passages(question, fragments), judged=judged)
             if settings.local_answer_context == "passages":
                 fragments = passages(question, fragments)
     quotes = shown_passages(question, fragments, show)
@@ -106,7 +115,8 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
         else:
             reply, policy = pipeline.draft(ask, messages, policy, lambda p: local_system_prompt(p, shown),
                                            decoding=local_decoding(bool(shown)), on_text=show)
-        again = reasked(ask, question, messages, policy, shown, reply, show) if settings.local_answer_reask else None
+        again = (reasked(ask, question, messages, policy, shown, reply, show, answers=answered(judged))
+                 if settings.local_answer_reask else None)
     except (LLMDeadlineExceeded, Stopped) as exc:
         # The user has been reading the passages (and the first words) for a while: they stay the
         # answer, cut, with their sources — never replaced by an apology for an outage. A «Стоп»
@@ -118,7 +128,8 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
                       query=gate.query if gate else None, searched=gate is not None, gate=gate, policy=policy,
                       opened=opening, cut=True, stopped=stopped, nearest=on_screen(screen.words, quotes, shown))
     return TurnDraft(reply=again or reply, fragments=shown, query=gate.query if gate else None,
-                  searched=gate is not None, gate=gate, policy=policy, opened=opening, reasked=again is not None)
+                  searched=gate is not None, gate=gate, policy=policy, opened=opening, reasked=again is not None,
+                  judged=judged)
 
 
 def on_screen(words: str, quotes: list[Quote], shown: list[Fragment]) -> CheckedAnswer:
@@ -140,7 +151,8 @@ def local_decoding(documents: bool) -> Decoding | None:
 
 
 def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], policy: TurnPolicy,
-            shown: list[Fragment], reply: LLMReply, show: Show | None = None) -> LLMReply | None:
+            shown: list[Fragment], reply: LLMReply, show: Show | None = None,
+            answers: bool | None = None) -> LLMReply | None:
     """A draft over fragments the gate passed that refuses or fails the answer checks, asked again from
     the passages that answer the question alone; the new draft when it answers and passes the checks
     (None: the first draft was fine, the second failed too, or there is nothing to ask from).
@@ -157,7 +169,8 @@ def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], po
     asked with it, the model refused again every time (sets Q and R: 5 of 5). A refusal over
     fragments that do not cover the question stands: it is most often right, and asked again
     from the nearest passages the model answered from them whatever the question (sets Q and R:
-    QU06, RU05, RU10 invented, one answer of 40 gained).
+    QU06, RU05, RU10 invented, one answer of 40 gained). Whether they cover it is the model's judgment
+    `answers` when it was asked (nodes/answering/answer_judge.py), else `covers`.
     """
     if not shown:
         return None
@@ -168,7 +181,7 @@ def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], po
                                                   claimed_terms=settings.local_unfounded_terms)
     if not refused and (not failed or "unfounded" in failed):
         return None  # asked again from passages that do not cover the question, the model bends them again
-    answered = refused and covers(question, [f.text for f in shown])  # what `_refused` overrules
+    answered = refused and answering(question, [f.text for f in shown], answered=answers)  # what `_refused` overrules
     if refused and not answered:
         return None
     quotes = select_quote(question, [f.text for f in shown])
@@ -187,6 +200,19 @@ def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], po
                                                   claimed_terms=settings.local_unfounded_terms):
         return None
     return again
+
+
+def judged_passages(question: str, fragments: list[Fragment]) -> float | None:
+    """The model's odds that the passages that would be quoted answer the question (None: not asked —
+    the judgment is off, or there is nothing to quote)."""
+    if get_settings().local_answer_judge <= 0:
+        return None
+    return answer_odds(question, [q.text for q in select_quote(question, [f.text for f in fragments])])
+
+
+def answered(judged: float | None) -> bool | None:
+    """The model's odds against the threshold (None: not judged)."""
+    return None if judged is None else judged >= get_settings().local_answer_judge
 
 
 def own_wording(question: str, fragments: list[Fragment]) -> bool:
@@ -290,13 +316,13 @@ def remote_draft(question: str, user_id: int, history: list[ChatMessage], policy
 
 
 def local_checked(reply: LLMReply | str, question: str, fragments: list[Fragment], *, searched: bool = True,
-                  whole: bool = False) -> CheckedAnswer:
+                  whole: bool = False, answers: bool | None = None) -> CheckedAnswer:
     """A local model's draft checked (its length too), then the passage that backs it quoted — for a
     plan's synthesis as for one answer: a small model's long or vague draft is not shown alone."""
     settings = get_settings()
     checked = pipeline.check(reply, question, fragments, searched=searched, max_chars=settings.local_answer_max_chars,
                              strict=settings.local_answer_strict,
-                             claimed_terms=settings.local_unfounded_terms)
+                             claimed_terms=settings.local_unfounded_terms, answered=answers)
     if settings.local_answer_quote and checked.accepted and fragments:
         checked = quoted(checked, question, [f.text for f in fragments], whole=whole)
     return checked
@@ -327,7 +353,7 @@ def checked_draft(draft: TurnDraft, question: str, *, local: bool) -> CheckedAns
     if not local:
         return pipeline.check(draft.reply, question, draft.fragments, searched=draft.searched)
     checked = local_checked(draft.reply, question, draft.fragments, searched=draft.searched,
-                            whole=get_settings().local_answer_context == "passages")
+                            whole=get_settings().local_answer_context == "passages", answers=answered(draft.judged))
     if draft.gate is not None and not draft.gate.passed and asks(question) and checked.accepted:
         checked = checked.model_copy(update={"text": f"{GENERAL_LEAD}\n\n{checked.text}"})
     return checked
@@ -336,7 +362,7 @@ def checked_draft(draft: TurnDraft, question: str, *, local: bool) -> CheckedAns
 def turn_record(draft: TurnDraft, checked: CheckedAnswer) -> dict[str, Any]:
     """The turn's row in dialogue_metrics: what was searched, what the gate and the checks decided."""
     fields = turn_fields(draft, checked)
-    shared = ("tool_called", "gate_score", "gate_passed", "gate_near", "reasked", "unknown", "degenerate",
+    shared = ("tool_called", "gate_score", "gate_passed", "gate_near", "judged", "reasked", "unknown", "degenerate",
               "trimmed", "quoted")  # not the query, nor the draft's words: the row keeps no user text
     return {"cut_by_deadline": draft.cut, "fragments": len(draft.fragments), "opened": draft.opened,
             **{key: fields[key] for key in shared},
@@ -349,7 +375,7 @@ def turn_fields(draft: TurnDraft, checked: CheckedAnswer) -> dict[str, Any]:
     gate = draft.gate
     return {"tool_called": draft.query is not None, "tool_query": draft.query,
             "gate_score": gate.score if gate else None, "gate_passed": gate.passed if gate else None,
-            "gate_near": bool(gate and gate.near), "unknown": gate.unknown if gate else [],
+            "gate_near": bool(gate and gate.near), "judged": draft.judged, "unknown": gate.unknown if gate else [],
             "degenerate": checked.degenerate, "fallback": checked.fallback, "quoted": checked.quoted,
             "trimmed": checked.trimmed, "reasked": draft.reasked,
             "draft": (draft.reply.content or None) if checked.fallback or checked.trimmed else None}
@@ -361,6 +387,9 @@ def turn_report(draft: TurnDraft, checked: CheckedAnswer) -> list[str]:
     return ((["the deadline passed with the passages on screen: they are the answer, cut"] if draft.cut else []) +
             [f"search: {draft.query!r}" if draft.query else "no search",
              f"gate: {gate.score:.3f} → {gate_outcome(gate)}" if gate and gate.score is not None else "gate: —",
+             *([f"passages judged: {draft.judged:.2f} that they answer"
+                + ("" if answered(draft.judged) else " → the nearest passages, no draft")]
+               if draft.judged is not None else []),
              f"fragments shown: {len(draft.fragments)}"
              + (", the answer's first words written from the best passage" if draft.opened else ""),
              f"draft failed: {', '.join(checked.degenerate)} → fallback" if checked.fallback
