@@ -1,0 +1,109 @@
+"""Whether the passages answer: how well the local model's judgment separates, and where to put its threshold.
+
+Run: .venv/bin/python -m bench.answer_judge kmail,gnote=DUMP.json [sysmonitor,rhythmbox=DUMP.json …]
+
+Reads `bench.answer_eval --dump` files (each with the sets it was run on, in order). For every
+recorded question with fragments, the passages the answer would quote are chosen from those
+fragments (`select_quote`), and the packaged local model is asked the judge's question about
+them (`nodes.answering.answer_judge.answer_odds`, on a server of its own). A question is labelled
+"answers" when it is answerable and a needle is in its passages (`bench.answer_eval.has_fact`),
+"silent" when its set says the documents do not answer it, and "lacking" when it is answerable
+but retrieval missed the passage. Printed per gate band (the gate as recorded: passed, near):
+the odds of each label, and per threshold how many answering passages are kept and how many
+silent questions refused, with the AUC of answers against silent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench.cpu import describe_cpu
+
+THRESHOLDS = (0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
+
+
+def auc(positive: list[float], negative: list[float]) -> float | None:
+    """The chance that an answering question's odds exceed a silent one's (ties count half)."""
+    if not positive or not negative:
+        return None
+    wins = sum((p > n) + 0.5 * (p == n) for p in positive for n in negative)
+    return wins / (len(positive) * len(negative))
+
+
+def judged(dumps: list[tuple[list[str], Path]]) -> list[dict[str, Any]]:
+    from bench.answer_eval import has_fact
+    from bench.eval_stores import load_sets
+    from nodes.answering.answer_judge import answer_odds
+    from nodes.answering.quote import select_quote
+
+    rows = []
+    for names, dump in dumps:
+        questions = {q.id: q for s in load_sets(names) for q in [*s.questions, *s.silent]}
+        for answers in json.loads(dump.read_text(encoding="utf-8")).values():
+            for answer in answers:
+                question = questions.get(answer["id"])
+                texts = [f["text"] for f in answer.get("fragments") or []]
+                if question is None or not texts:
+                    continue
+                passages = [q.text for q in select_quote(question.text, texts)]
+                if not passages:
+                    continue
+                label = ("silent" if not question.answerable
+                         else "answers" if has_fact(" ".join(passages), question) else "lacking")
+                band = "passed" if answer.get("gate_passed") else "near" if answer.get("gate_near") else "shut"
+                odds = answer_odds(question.text, passages)
+                rows.append({"id": answer["id"], "label": label, "band": band, "odds": odds})
+                print(f"{answer['id']}\t{band}\t{label}\t{odds if odds is None else round(odds, 3)}", flush=True)
+    return rows
+
+
+def report(rows: list[dict[str, Any]]) -> None:
+    for band in ("passed", "near"):
+        inside = [r for r in rows if r["band"] == band and r["odds"] is not None]
+        if not inside:
+            continue
+        odds = {label: sorted(r["odds"] for r in inside if r["label"] == label)
+                for label in ("answers", "silent", "lacking")}
+        area = auc(odds["answers"], odds["silent"])
+        print(f"\n### gate {band}: {len(odds['answers'])} answering, {len(odds['silent'])} silent, "
+              f"{len(odds['lacking'])} lacking the passage; AUC answers/silent "
+              f"{'—' if area is None else f'{area:.3f}'}\n")
+        for label, values in odds.items():
+            print(f"- {label}: {', '.join(f'{v:.2f}' for v in values) or '—'}")
+        print("\n| threshold | answering kept | silent refused | lacking refused |\n|---|---|---|---|")
+        for threshold in THRESHOLDS:
+            kept = sum(v >= threshold for v in odds["answers"])
+            refused = sum(v < threshold for v in odds["silent"])
+            lacking = sum(v < threshold for v in odds["lacking"])
+            print(f"| {threshold:.2f} | {kept}/{len(odds['answers'])} | {refused}/{len(odds['silent'])} "
+                  f"| {lacking}/{len(odds['lacking'])} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("items", nargs="+", help="the sets a dump was run on and the dump, as NAMES=DUMP "
+                        "(kmail,gnote=/tmp/dump.json)")
+    args = parser.parse_args()
+    dumps = [(names.split(","), Path(dump)) for names, _, dump in (item.partition("=") for item in args.items)]
+
+    from grove.core.settings import configure, get_settings
+    from grove.infra.llm_server import LocalLLMServer
+    from tests.conftest import free_port
+
+    settings = get_settings()
+    server = LocalLLMServer(model_path=Path(settings.model_path(settings.local_llm_model)), port=free_port(),
+                            log_file=Path(tempfile.mkdtemp(prefix="grove-answer-judge-")) / "llm.log")
+    configure(local_llm_url=server.start(), llm_retries=0)
+    try:
+        print(describe_cpu(), flush=True)
+        report(judged(dumps))
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
