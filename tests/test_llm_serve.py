@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -53,25 +52,6 @@ def test_other_work_is_the_machines_busy_time_less_this_process(tmp_path: Path) 
     proc.write(busy=1000 + 4 * hz, idle=5000 + hz, own=300 + 2 * hz)  # since then: 1 core, none ours
     assert work.refresh() == pytest.approx(2.0)
     assert work.refresh() == pytest.approx(2.0)  # no time passed: the reading stands
-
-
-def test_a_prompt_reads_the_machine_now_not_the_watchers_last_reading(tmp_path: Path) -> None:
-    """The watcher's last quarter second was the asking process embedding the question; while the model
-    is asked, that process waits. The fresh reading is of that, and leaves the watcher's as it was."""
-    proc = _Proc(tmp_path)
-    hz = os.sysconf("SC_CLK_TCK")
-    busy = 1000 + hz // 2
-
-    def pause(seconds: float) -> None:  # over the fresh window: a tenth of a core, none of it ours
-        proc.now += seconds
-        proc.write(busy=busy + hz // 10, idle=5000 + hz, own=300)
-
-    work = OtherWork(stat=proc.stat, own=proc.own, clock=lambda: proc.now, pause=pause)
-    proc.now += 0.25
-    proc.write(busy=busy, idle=5000, own=300)  # the watcher's window: half a second of others' time
-    assert work.refresh() == pytest.approx(hz // 2 / hz / 0.25)  # 2 cores
-    assert work.now(1.0) == pytest.approx(hz // 10 / hz)
-    assert work.cores() == pytest.approx(hz // 2 / hz / 0.25)
 
 
 def test_other_work_reads_as_none_where_proc_is_missing(tmp_path: Path) -> None:

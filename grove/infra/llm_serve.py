@@ -25,9 +25,6 @@ import llama_cpp
 BUSY_SHARE = 0.5
 """Other processes using this much of a core take one thread from the model."""
 SAMPLE_SECONDS = 0.25
-FRESH_SECONDS = 0.05
-"""A prompt's first slice reads the machine over this long, now: the watcher's last reading covers the
-quarter second before the request, when the asking process itself was busy (embedding the question)."""
 SLICE = 256
 """Prompt tokens evaluated between two choices of threads: as fast as llama-cpp-python's 512 here
 (726 tokens in 4.37 s against 4.40 s), and a second or two apart."""
@@ -43,8 +40,8 @@ class OtherWork:
     """
 
     def __init__(self, stat: Path = Path("/proc/stat"), own: Path = Path("/proc/self/stat"),
-                 clock: Callable[[], float] = time.monotonic, pause: Callable[[float], None] = time.sleep) -> None:
-        self._stat, self._own, self._clock, self._pause = stat, own, clock, pause
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._stat, self._own, self._clock = stat, own, clock
         self._ticks_per_second = os.sysconf("SC_CLK_TCK")
         self._last = self._sample()
         self._cores = 0.0
@@ -73,15 +70,6 @@ class OtherWork:
     def cores(self) -> float:
         """The latest reading (a float written whole: no lock needed to read it)."""
         return self._cores
-
-    def now(self, seconds: float = FRESH_SECONDS) -> float:
-        """The cores other processes use over the next `seconds`, read apart from the watcher's readings."""
-        first = self._sample()
-        self._pause(seconds)
-        last = self._sample()
-        if first is None or last is None or last[0] <= first[0]:
-            return self._cores
-        return max(0.0, ((last[1] - first[1]) - (last[2] - first[2])) / self._ticks_per_second / (last[0] - first[0]))
 
     def watch(self) -> OtherWork:
         """Refresh every `SAMPLE_SECONDS` in a daemon thread, for as long as the process lives."""
@@ -118,11 +106,9 @@ class YieldingLlama(llama_cpp.Llama):
 
     def eval(self, tokens: Sequence[int]) -> None:
         """Evaluate in slices of `SLICE` tokens, the threads chosen afresh before each: a long prompt
-        that began on a quiet machine does not finish on two threads beside busy ones. A prompt's first
-        slice reads the machine afresh (`OtherWork.now`): the last reading is of the asking process's
-        own work just before it asked, and one thread for a whole slice doubles its time."""
+        that began on a quiet machine does not finish on two threads beside busy ones."""
         for start in range(0, max(len(tokens), 1), SLICE):  # an empty call still trims the cache, as before
-            others = self.work.now() if start == 0 and len(tokens) > 1 else self.work.cores()
+            others = self.work.cores()
             threads = (threads_for(others, self._most[0], self.cores),
                        threads_for(others, self._most[1], self.cores))
             if threads != self._now:
