@@ -34,7 +34,7 @@ def auc(positive: list[float], negative: list[float]) -> float | None:
     return wins / (len(positive) * len(negative))
 
 
-def judged(dumps: list[tuple[list[str], Path]]) -> list[dict[str, Any]]:
+def judged(dumps: list[tuple[list[str], Path]], config: str | None = None) -> list[dict[str, Any]]:
     from bench.answer_eval import has_fact
     from bench.eval_stores import load_sets
     from nodes.answering.answer_judge import answer_odds
@@ -43,7 +43,8 @@ def judged(dumps: list[tuple[list[str], Path]]) -> list[dict[str, Any]]:
     rows = []
     for names, dump in dumps:
         questions = {q.id: q for s in load_sets(names) for q in [*s.questions, *s.silent]}
-        for answers in json.loads(dump.read_text(encoding="utf-8")).values():
+        runs = json.loads(dump.read_text(encoding="utf-8"))
+        for answers in [runs[config or next(iter(runs))]]:  # one configuration's fragments, not each once per run
             for answer in answers:
                 question = questions.get(answer["id"])
                 texts = [f["text"] for f in answer.get("fragments") or []]
@@ -87,6 +88,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("items", nargs="+", help="the sets a dump was run on and the dump, as NAMES=DUMP "
                         "(kmail,gnote=/tmp/dump.json)")
+    parser.add_argument("--config", help="the dumps' configuration to read (default: each dump's first)")
     args = parser.parse_args()
     dumps = [(names.split(","), Path(dump)) for names, _, dump in (item.partition("=") for item in args.items)]
 
@@ -100,7 +102,7 @@ def main() -> None:
     configure(local_llm_url=server.start(), llm_retries=0)
     try:
         print(describe_cpu(), flush=True)
-        report(judged(dumps))
+        report(judged(dumps, args.config))
     finally:
         server.stop()
 

@@ -139,6 +139,26 @@ def test_a_question_in_the_near_band_gets_the_nearest_passages_and_no_model_answ
     assert answer.text == f"{GENERAL_LEAD}\n\nПодкормите малину комплексным удобрением."
 
 
+def test_in_the_near_band_passages_the_model_is_sure_answer_are_drafted_from(
+        store: str, local: ScriptedLLM, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
+    """Issue 37: a user's everyday words keep a question in the near band over the passage that answers it,
+    and the reply said «не нашёл» above it. Judged to answer with the near band's higher odds, the
+    passages are drafted from as past the gate; below those odds they stay the nearest, with no draft."""
+    index(user_id, "малина.pdf", RASPBERRY)
+    env(GROVE_SEARCH_GATE_THRESHOLD="0.0", GROVE_SEARCH_GATE_NEAR="0.99")  # anything found is only near
+    local.judge = 0.9
+    local.script(text("Весной малину подкармливают азотом: 15 г мочевины на квадратный метр [1]."))
+    answer = ask_chat(SPRING, user_id)
+    [request] = local.requests
+    assert answer.gate_near and not answer.gate_passed and answer.judged == pytest.approx(0.9)
+    assert RASPBERRY[0] in system_of(request)
+    assert answer.text.startswith("Весной малину подкармливают азотом") and GENERAL_LEAD not in answer.text
+    assert re.search(r"малина\.pdf, с\. 1\b", sources(answer.text))
+    local.judge = 0.7  # enough past the gate, not in the near band
+    answer = ask_chat(SPRING, user_id)
+    assert len(local.requests) == 1 and answer.text.startswith(NEAREST_LEAD)
+
+
 def test_a_word_the_base_lacks_does_not_shut_out_a_passage_that_answers_in_other_words(
         store: str, local: ScriptedLLM, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
     """«Что означает значок доллара…» over «…заканчивается символами $, %, #»: the base never says the

@@ -193,6 +193,13 @@ class AnsweringSettings(BaseModel):
                      "over them is overruled. 0 turns the judgment off. Chosen on the gate-passed questions of "
                      "sets AA–AD (bench/README.md, «Whether the passages answer»)."),
     )
+    local_answer_judge_near: float = Field(
+        default=0.8,
+        description=("In the search gate's near band the same judgment: at or above this probability the model "
+                     "drafts from the nearest passages as past the gate, below it they are shown as the nearest "
+                     "with no draft. 0 turns it off. Chosen on the near band of sets AA–AD: 3 of 10 answering "
+                     "questions drafted, 1 of 17 silent ones (bench/README.md, «Whether the passages answer»)."),
+    )
     local_prompt_style: Literal["short", "full", "exact"] = Field(
         default="short", description="Rules of the answer template for the local model (prompts/answer_parts.yaml)."
     )

@@ -2,8 +2,10 @@
 
 The small local model does not choose: a user's question is searched and its fragments reach the model
 only when the search gate passes (nodes/retrieval/search_gate.py); in the gate's near band the nearest
-passages are shown with no model answer. A draft that refuses or fails the checks over fragments the gate
-passed is asked once more from the answering passages alone (`reasked`). A remote model is an agent with
+passages are shown with no model answer. Past the gate the model first judges whether the passages to be
+quoted answer the question (nodes/answering/answer_judge.py): below the threshold they are shown as the
+nearest, with no draft; in the near band, at or above a higher one, they are drafted from. A draft that refuses or fails the checks over fragments the gate passed is asked once
+more from the answering passages alone (`reasked`). A remote model is an agent with
 one tool, `rag-db-query`, called at most once per turn; a query that is no plausible search is replaced by
 the question. The search is handed in (`Search`): it is a flow of its own, run by the turn. So is `show`,
 the turn's draft (nodes/telegram/stream.py): the calls that write the answer are handed it, none else.
@@ -71,7 +73,6 @@ class TurnDraft(BaseModel):
                                  "question (nodes/answering/answer_judge.py); None: not asked")
 
 
-
 def local_draft(question: str, user_id: int, history: list[ChatMessage], policy: TurnPolicy,
                 search: Search, show: Show | None = None) -> TurnDraft:
     """The local model: the question searched when the user has documents, the gate decides the fragments;
@@ -89,18 +90,21 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
         gate = decide(query, query, found, unknown=unknown)
         if gate.unknown and own_wording(question, gate.fragments[:settings.local_answer_fragments]):
             gate = decide(query, query, found)  # the words the base lacks are the user's, not absent things
-        if gate.near:  # close to the question, not close enough to answer from: shown as the nearest
-            shown = gate.fragments[:settings.local_answer_fragments]
-            return TurnDraft(reply=LLMReply(), fragments=shown, query=gate.query, searched=True, gate=gate,
-                          policy=policy, nearest=nearest_passages(question, shown, gate.unknown))
-        if gate.passed:
+        if gate.near:  # close to the question, not close enough to answer from: shown as the nearest,
+            shown = gate.fragments[:settings.local_answer_fragments]  # unless the model is sure they answer
+            judged = judged_passages(question, shown, settings.local_answer_judge_near)
+            if judged is None or judged < settings.local_answer_judge_near:
+                return TurnDraft(reply=LLMReply(), fragments=shown, query=gate.query, searched=True, gate=gate,
+                                 policy=policy, nearest=nearest_passages(question, shown, gate.unknown), judged=judged)
+            fragments = shown
+        elif gate.passed:
             fragments = gate.fragments[:settings.local_answer_fragments]
-            judged = judged_passages(question, fragments)
+            judged = judged_passages(question, fragments, settings.local_answer_judge)
             if judged is not None and judged < settings.local_answer_judge:  # close, and yet no answer
                 return TurnDraft(reply=LLMReply(), fragments=fragments, query=gate.query, searched=True, gate=gate,
                                  policy=policy, nearest=nearest_passages(question, fragments), judged=judged)
-            if settings.local_answer_context == "passages":
-                fragments = passages(question, fragments)
+        if fragments and settings.local_answer_context == "passages":
+            fragments = passages(question, fragments)
     quotes = shown_passages(question, fragments, show)
     opening = bool(quotes) and settings.local_answer_opening > 0 and settings.local_answer_context == "fragments"
     extra = count_tokens(opening_facts(quotes[:1], fragments)[0]) if opening else 0
@@ -202,10 +206,10 @@ def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], po
     return again
 
 
-def judged_passages(question: str, fragments: list[Fragment]) -> float | None:
+def judged_passages(question: str, fragments: list[Fragment], threshold: float) -> float | None:
     """The model's odds that the passages that would be quoted answer the question (None: not asked —
-    the judgment is off, or there is nothing to quote)."""
-    if get_settings().local_answer_judge <= 0:
+    the judgment is off, `threshold` 0, or there is nothing to quote)."""
+    if threshold <= 0:
         return None
     return answer_odds(question, [q.text for q in select_quote(question, [f.text for f in fragments])])
 
@@ -354,7 +358,7 @@ def checked_draft(draft: TurnDraft, question: str, *, local: bool) -> CheckedAns
         return pipeline.check(draft.reply, question, draft.fragments, searched=draft.searched)
     checked = local_checked(draft.reply, question, draft.fragments, searched=draft.searched,
                             whole=get_settings().local_answer_context == "passages", answers=answered(draft.judged))
-    if draft.gate is not None and not draft.gate.passed and asks(question) and checked.accepted:
+    if draft.gate is not None and not draft.gate.passed and not draft.fragments and asks(question) and checked.accepted:
         checked = checked.model_copy(update={"text": f"{GENERAL_LEAD}\n\n{checked.text}"})
     return checked
 
