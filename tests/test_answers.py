@@ -538,6 +538,7 @@ def test_a_refusal_over_passages_the_model_judges_to_answer_is_overruled_though_
                  text("Весной малину подкармливают азотом, 15 г мочевины на метр [1]."))
     answer = ask_chat(SPRING, user_id)
     first, again = local.requests
+    assert "так и скажи" in system_of(first)  # the first draft may refuse
     assert "Ответ на вопрос есть во фрагменте" in system_of(again)  # asked with no way out of answering
     assert answer.reasked and answer.text.startswith("Весной малину подкармливают азотом")
     assert "не сказано" not in answer.text and NEAREST_LEAD not in answer.text
