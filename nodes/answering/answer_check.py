@@ -549,7 +549,7 @@ def sources_by_overlap(answer: str, fragments: list[str]) -> list[int]:
 class Extract(BaseModel):
     text: str
     used: list[int] = Field(default_factory=list)
-    covers: bool = Field(default=False, description="a quoted sentence covers the question (`covers`)")
+    covers: bool = Field(default=False, description="the quoted passages answer the question (`answering`)")
 
 
 def extractive_answer(question: str, fragments: list[str], lead: str = EXTRACT_LEAD,

@@ -2,12 +2,12 @@
 
 The search gate measures distance, and a question the documents are silent on can sit as close to a
 passage as one they answer: the gate passed silent questions, and the small model then wrote an answer
-from passages about something else. Asked «does this passage answer?» over the few sentences
-that would be quoted, the same model separates the two far better than it answers, and the odds of its
-one-word reply (`llm.yes_probability`) give a threshold that can be chosen on measured sets. Below it
-the passages are shown as only the nearest, with no draft; at or above it a refusal over them is
-overruled, as `answer_check.covers` overrules one. Figures: bench/README.md, «Whether the passages answer».
-"""
+from passages about something else. Asked «does this passage answer?» over the few sentences that would
+be quoted, the same model tells the two apart better than the gate or `answer_check.covers` did, and the
+odds of its one-word reply (`llm.yes_probability`) give thresholds chosen on measured sets. Past the gate,
+below the threshold the passages are shown as only the nearest with no draft, and at or above it a refusal
+over them is overruled; in the near band the model drafts only when it is surer still.
+Figures: bench/README.md, «Whether the passages answer»."""
 
 from __future__ import annotations
 
