@@ -101,6 +101,12 @@ Sets (nothing here edits a set):
   handbook of the Dolphin file manager, built from its DocBook into one HTML page and printed to PDF by LibreOffice;
   both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on 2026-11-28
   after AC and AD — the next held-out check.
+* ``konsole``, ``akregator`` — sets AG and AH (bench/sets/konsole_handbook_html_ru.json: 20 questions over the whole
+  Russian handbook of the Konsole terminal emulator, its DocBook split into 16 HTML pages by xsltproc with the DocBook
+  XSL chunking stylesheet; bench/sets/akregator_handbook_pdf_ru.json: 20 questions over the whole Russian handbook of
+  the Akregator news feed reader, built from its DocBook into one HTML page and printed to PDF by LibreOffice; both
+  committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on 2026-11-28 after
+  AE and AF, held out.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -157,7 +163,7 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "installguide", "omegat", "flowblade", "aptitude", "mandb", "pymorphy2", "aisleriot", "gnomehelp",
              "mchelp", "skycultures", "evolution", "evince", "terminal", "seahorse", "kturtle", "kalarm",
              "marble", "maintguide", "kmplot", "emacs", "sysmonitor", "rhythmbox", "kmail", "gnote",
-             "gwenview", "dolphin")
+             "gwenview", "dolphin", "konsole", "akregator")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -389,6 +395,10 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "gwenview": lambda: load_needle_set("gwenview_handbook_html_ru.json", "gwenview",
                                             "gwenview_handbook_html_silent_ru.json"),
         "dolphin": lambda: load_needle_set("dolphin_handbook_pdf_ru.json", "dolphin", "dolphin_handbook_pdf_silent_ru.json"),
+        "konsole": lambda: load_needle_set("konsole_handbook_html_ru.json", "konsole",
+                                           "konsole_handbook_html_silent_ru.json"),
+        "akregator": lambda: load_needle_set("akregator_handbook_pdf_ru.json", "akregator",
+                                             "akregator_handbook_pdf_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
