@@ -50,8 +50,10 @@ own words (HTML tags dropped); the lead that introduces the passages is their la
 
 Answerable questions, beside the five checks:
 
-* own words — the fact check above on the own words alone: the key fact is said by the reply, not
-  only shown in a quote;
+* own words — the key fact is said by the reply, not only shown in a quote. A set that gives its
+  questions `facts` (short spans of the needles, written with the questions: «30 минут»,
+  «Ctrl+Shift+M»; sets from AI on) is judged by them: the own words hold one of them, or each of its
+  terms (lemmatised). A set without them: the fact check above on the own words alone;
 * refusal with answer — the reply leads with a not-found phrase (its first sentence: «не нашёл»,
   «нет в документах», «в документах об этом не сказано», «нет информации», «не могу уверенно
   ответить», «прямого ответа …» — `leads_with_refusal`) while the reply or a passage it shows
@@ -261,6 +263,17 @@ def has_fact(body: str, question: Question) -> bool:
     return False
 
 
+def states_fact(own: str, question: Question) -> bool:
+    """The reply's own words state the key fact: one of the set's `facts` when it gives them (each term of
+    the short span, lemmatised), else the needle test of `has_fact`."""
+    if not question.facts:
+        return has_fact(own, question)
+    from nodes.retrieval.lexical import term_set
+
+    text, said = plain(own), term_set(own)
+    return any(plain(fact) in text or (term_set(fact) and term_set(fact) <= said) for fact in question.facts)
+
+
 def loops(body: str) -> bool:
     said: dict[str, int] = {}
     for sentence in re.split(r"(?<=[.!?…])\s+|\n+", body):
@@ -339,7 +352,7 @@ def judge(answer: dict[str, Any], question: Question, evalset: EvalSet, referee:
                       fallback=bool(answer.get("fallback")), near=bool(answer.get("gate_near")),
                       answerable=question.answerable)
     if question.answerable:
-        verdict.own_words = has_fact(reply.own, question)
+        verdict.own_words = states_fact(reply.own, question)
         verdict.refusal_with_answer = refused and verdict.fact
     else:
         judge_silent(verdict, reply, refused)

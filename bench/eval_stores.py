@@ -204,6 +204,8 @@ class Question:
     needles: list[str] = field(default_factory=list)  # needle sets
     answer: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # debian: doc name → spans
     answerable: bool = True  # False: the documents do not answer it (a silent set's question)
+    # the key fact's short spans (sets from AI on): what any correct answer states, one alternative each
+    facts: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -241,7 +243,8 @@ def load_needle_set(file_name: str, name: str, silent_file: str | None = None) -
     """A needle set; with `silent_file`, its unanswerable questions too (``EvalSet.silent``)."""
     data = json.loads((SETS_DIR / file_name).read_text(encoding="utf-8"))
     docs = set_documents(data, file_name)
-    questions = [Question(q["id"], q["question"], needles=[normalise(n) for n in q["needles"]])
+    questions = [Question(q["id"], q["question"], needles=[normalise(n) for n in q["needles"]],
+                          facts=[normalise(f) for f in q.get("facts", [])])
                  for q in data["questions"]]
     silent: list[Question] = []
     if silent_file is not None:

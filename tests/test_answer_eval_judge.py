@@ -97,6 +97,27 @@ def test_the_fact_only_in_the_quote_is_not_own_words() -> None:
     assert not v.own_words and not v.refusal_with_answer
 
 
+KEYED = Question("AG013", "Через сколько секунд тишины во вкладке срабатывает слежение за неактивностью?",
+                 needles=[normalise("По умолчанию после 10 секунд неактивности во вкладке сеанса появится "
+                                    "информационный значок.")], facts=["10 секунд"])
+KEYED_PASSAGE = ("По умолчанию после 10 секунд неактивности во вкладке сеанса появится информационный значок. "
+                 "Тип уведомлений возможно настроить.")
+
+
+def test_a_short_answer_with_the_key_fact_is_own_words_where_the_set_names_it() -> None:
+    """«10 секунд.» holds the fact though it shares few words with the needle's whole sentence."""
+    text = f"10 секунд.\n\nИз документа:\n«{KEYED_PASSAGE}»\n\n{SOURCES}"
+    assert verdict(KEYED, text, [KEYED_PASSAGE]).own_words
+    bare = Question(KEYED.id, KEYED.text, needles=KEYED.needles)
+    assert not verdict(bare, text, [KEYED_PASSAGE]).own_words
+
+
+def test_own_words_without_the_key_fact_are_not_counted_where_the_set_names_it() -> None:
+    text = f"Через несколько секунд появится значок.\n\nИз документа:\n«{KEYED_PASSAGE}»\n\n{SOURCES}"
+    v = verdict(KEYED, text, [KEYED_PASSAGE])
+    assert v.fact and not v.own_words
+
+
 def test_a_refusal_over_a_passage_that_answers_is_counted() -> None:
     v = verdict(ANSWERABLE, "Прямого ответа в документах не нашёл. Ближе всего к вопросу вот это:\n"
                             f"«{PASSAGE}»\n\n{SOURCES}")
