@@ -133,11 +133,16 @@ def server_options(changes: dict[str, str], settings: Any) -> tuple[str, int, st
 
 # Runs inside a configuration's process, in that tree: ask each question of the chat flow.
 DRIVER = r'''
-import inspect, json, sys, time
+import inspect, json, logging, os, sys, time
 job = json.load(sys.stdin)
 from grove.store.db import transaction
 from flows.chat import chat
 from nodes.store.user_state import session_of
+log_file = logging.FileHandler(os.environ["ANSWER_EVAL_LOG"], encoding="utf-8")  # after Prefect set its logging up
+log_file.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+for name in ("nodes", "flows"):  # each turn's node decisions, to read beside the dump
+    logging.getLogger(name).addHandler(log_file)
+    logging.getLogger(name).setLevel(logging.INFO)
 try:  # the streamed draft, where this tree has it: when would the user see the first words?
     from nodes.telegram.stream import streaming
 except ImportError:
@@ -384,14 +389,16 @@ def export_tree(ref: str) -> Path:
 
 def run_config(name: str, tree: Path, env_changes: dict[str, str], questions: list[dict[str, Any]],
                base_env: dict[str, str]) -> list[dict[str, Any]]:
-    env = {**base_env, **env_changes, "PYTHONPATH": str(tree)}
+    env = {**base_env, **env_changes, "PYTHONPATH": str(tree),
+           "ANSWER_EVAL_LOG": str(Path(base_env["GROVE_DATA_DIR"]).parent / f"driver-{name}.log")}
     warm = [{**questions[0], "id": "warm-up"}]
     started = time.perf_counter()
     process = subprocess.run([sys.executable, "-c", DRIVER], input=json.dumps({"questions": warm + questions}),
                              capture_output=True, text=True, cwd=tree, env=env, check=False)
     if process.returncode != 0:
         raise SystemExit(f"configuration {name} failed:\n{process.stderr[-4000:]}")
-    print(f"{name}: {len(questions)} answers in {time.perf_counter() - started:.0f} s", flush=True)
+    print(f"{name}: {len(questions)} answers in {time.perf_counter() - started:.0f} s (log: {env['ANSWER_EVAL_LOG']})",
+          flush=True)
     return [a for a in json.loads(process.stdout) if a["id"] != "warm-up"]
 
 

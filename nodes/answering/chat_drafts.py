@@ -198,10 +198,11 @@ def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], po
     except LLMError as exc:  # no time left, or the endpoint failed: the first draft's fallback stands
         log.info("no second draft for %r: %s", question[:60], exc)
         return None
-    if is_refusal(again.content) or pipeline.failures(again, question, shown,
-                                                      max_chars=settings.local_answer_max_chars,
-                                                      strict=settings.local_answer_strict,
-                                                  claimed_terms=settings.local_unfounded_terms):
+    failed = ["refusal"] if is_refusal(again.content) else pipeline.failures(
+        again, question, shown, max_chars=settings.local_answer_max_chars, strict=settings.local_answer_strict,
+        claimed_terms=settings.local_unfounded_terms)
+    if failed:
+        log.info("second draft for %r not kept (%s): %r", question[:60], ", ".join(failed), again.content[:300])
         return None
     return again
 
