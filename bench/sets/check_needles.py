@@ -60,6 +60,12 @@ Questions with `"answerable": false` (the silent sets) have no needles. Each lis
 documents; the checker counts them (case-insensitive, after normalisation) and reports
 any that occur.
 
+Answerable questions may list `facts` (sets AI and AJ on): 1-3 alternatives, each a short
+span copied verbatim from one of that question's needles, the minimum words any correct answer
+must state. The checker verifies that every fact is a substring of one of the question's
+needles after whitespace normalisation (case-insensitive) and reports any that is not; a
+question without `facts` (the earlier sets) is not checked for them.
+
 Matching rule (the bench's relevance rule): after normalisation - soft hyphens
 removed, every run of whitespace (including no-break spaces) collapsed to one
 space, case kept - a text contains a needle when the needle is a substring.
@@ -67,9 +73,9 @@ space, case kept - a text contains a needle when the needle is a substring.
 Printed per set: questions, needles, needles found, needles missing, needles that
 occur more than once, needles that cross a line/block or page break, needles that
 need pdftotext's de-hyphenation, questions with no needle found, and any mismatch
-between the `occurrences` recorded in the set and the ones counted now. The exit
-status is 1 when a needle is missing, a document is missing, or a recorded count
-differs.
+between the `occurrences` recorded in the set and the ones counted now, and the facts
+found in no needle. The exit status is 1 when a needle is missing, a document is missing,
+a recorded count differs, or a fact is in none of its question's needles.
 """
 import argparse
 import gzip
@@ -476,6 +482,13 @@ def check_needle(needle, units, corpus, raw_corpus):
     return info
 
 
+def facts_outside_needles(question):
+    """The question's `facts` that are no substring of any of its needles (normalised, case-folded)."""
+    needles = [normalise(n).lower() for n in question.get("needles", [])]
+    return [f for f in question.get("facts", [])
+            if not normalise(f) or not any(normalise(f).lower() in n for n in needles)]
+
+
 def check_set(path, verbose=False):
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     problems = 0
@@ -509,6 +522,8 @@ def check_set(path, verbose=False):
     n_needles = found = missing = multi = crossing = unit_cross = dehyph = 0
     q_without = []
     mismatched = []
+    n_facts = 0
+    bad_facts = []
     kinds = {}
     silent = []
     folded = corpus.lower()
@@ -526,6 +541,9 @@ def check_set(path, verbose=False):
                       + (", ".join(f"{t!r} FOUND x{n}" for t, n in present) or "all absent") + "]")
             problems += len(present)
             continue
+        n_facts += len(q.get("facts", []))
+        for fact in facts_outside_needles(q):
+            bad_facts.append((q["id"], fact))
         counts = []
         any_found = False
         for needle in q["needles"]:
@@ -569,11 +587,15 @@ def check_set(path, verbose=False):
     print(f"   needles crossing a {piece_word} break: {crossing}  crossing a page break: "
           f"{unit_cross}  matching only after de-hyphenation: {dehyph}")
     print(f"   questions with no needle found: {len(q_without)} {' '.join(q_without)}")
+    if n_facts or bad_facts:
+        print(f"   facts: {n_facts}  in no needle of their question: {len(bad_facts)}")
+    for qid, fact in bad_facts:
+        print(f"   FACT NOT IN A NEEDLE {qid}: {fact!r}")
     if silent:
         print(f"   unanswerable questions (no needles, absent terms checked): {len(silent)}")
     for qid, rec, now in mismatched:
         print(f"   OCCURRENCES DIFFER {qid}: recorded {rec}, counted {now}")
-    return problems + missing + len(mismatched)
+    return problems + missing + len(mismatched) + len(bad_facts)
 
 
 def main(argv=None):
