@@ -94,6 +94,32 @@ def from_answers(path: Path, config: str) -> list[dict[str, Any]]:
     return probes
 
 
+def from_dumps(items: list[str]) -> list[dict[str, Any]]:
+    """Probes from answer_eval dumps given as NAMES=DUMP (the sets a dump was run on): every answerable
+    question with the fragments the local model was shown (its first configuration's), no draft — the
+    quote as it is shown while the model writes and as the passages are judged."""
+    from grove.core.settings import get_settings
+
+    shown = get_settings().local_answer_fragments
+    probes = []
+    for item in items:
+        names, _, dump = item.partition("=")
+        sets = load_sets(names.split(","))
+        where = {q.id: (s, q) for s in sets for q in s.questions}
+        runs = json.loads(Path(dump).read_text(encoding="utf-8"))
+        for answer in runs[next(iter(runs))]:
+            if answer["id"] not in where:
+                continue  # a question the documents do not answer
+            evalset, question = where[answer["id"]]
+            judge = Judge(evalset)
+            probes.append({
+                "set": evalset.name, "id": question.id, "held_out": False, "question": question.text,
+                "needles": question.needles, "answer": None, "shown": min(shown, len(answer["fragments"])),
+                "fragments": [{"text": f["text"], "holds": judge.holds(question, f["text"], f["source_identifier"])}
+                              for f in answer["fragments"]]})
+    return probes
+
+
 def score(probes: list[dict[str, Any]], selector: str, considered: int | None = None) -> list[dict[str, Any]]:
     """Each probe's quote by `selector`, chosen from the fragments the model is shown, or from the
     first `considered` of the retrieved ones."""
@@ -110,9 +136,10 @@ def score(probes: list[dict[str, Any]], selector: str, considered: int | None = 
         seconds = time.perf_counter() - started
         text = " ".join(q.text for q in quote)
         fact = bool(quote) and has_fact(text, question)
+        first = bool(quote) and has_fact(quote[0].text, question)
         cited = any(fragments[q.fragment - 1]["holds"] for q in quote)
         results.append({"id": probe["id"], "held_out": probe["held_out"], "set": probe["set"], "fact": fact,
-                        "cited": cited, "both": fact and cited, "chars": len(text), "seconds": seconds,
+                        "cited": cited, "both": fact and cited, "first": first, "chars": len(text), "seconds": seconds,
                         "reachable": any(f["holds"] for f in fragments), "two": len(quote) > 1})
     return results
 
@@ -123,6 +150,10 @@ def main() -> None:
     parser.add_argument("--probes", type=Path, default=None, help="read searches from / write them to this file")
     parser.add_argument("--answers", type=Path, default=None, help="an answer_eval dump: its fragments and drafts")
     parser.add_argument("--config", default="after", help="the dump's configuration to read")
+    parser.add_argument("--dumps", nargs="*", default=None,
+                        help="answer_eval dumps as NAMES=DUMP (kmail,gnote=/tmp/d.json): the fragments shown for each "
+                             "answerable question, quoted without a draft; only those whose fragments hold the answer "
+                             "are counted")
     parser.add_argument("--selectors", default=None, help="comma-separated (default: all in nodes/answering/quote.py)")
     parser.add_argument("--considered", default="",
                         help="comma-separated counts of retrieved fragments to choose from (default: those shown)")
@@ -131,7 +162,9 @@ def main() -> None:
     from grove.core.settings import get_settings
     from nodes.answering.quote import SELECTORS
 
-    if args.answers:
+    if args.dumps:
+        probes = [p for p in from_dumps(args.dumps) if any(f["holds"] for f in p["fragments"][:p["shown"]])]
+    elif args.answers:
         probes = from_answers(args.answers, args.config)
     elif args.probes and args.probes.exists():
         probes = json.loads(args.probes.read_text())
@@ -143,8 +176,9 @@ def main() -> None:
     names = args.selectors.split(",") if args.selectors else list(SELECTORS)
     print(f"\n{len(probes)} questions; configured selector: {get_settings().quote_selector}\n")
     counts = [int(c) for c in args.considered.split(",") if c] or [None]
-    print("| selector | fragments | part | n | reachable | fact | cited | fact and cited | chars p50 | ms p50 |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| selector | fragments | part | n | reachable | fact | cited | fact and cited | fact in the first quote "
+          "| two quotes | chars p50 | ms p50 |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, considered in ((n, c) for n in names for c in counts):
         results = score(probes, name, considered)
         for part, chosen in (("development", [r for r in results if not r["held_out"]]),
@@ -157,7 +191,7 @@ def main() -> None:
                 return f"{sum(r[key] for r in chosen) / len(chosen):.0%}"
 
             print(f"| {name} | {considered or 'shown'} | {part} | {n} | {rate('reachable')} | {rate('fact')} | {rate('cited')} | "
-                  f"**{rate('both')}** | {statistics.median(r['chars'] for r in chosen):.0f} | "
+                  f"**{rate('both')}** | {rate('first')} | {rate('two')} | {statistics.median(r['chars'] for r in chosen):.0f} | "
                   f"{1000 * statistics.median(r['seconds'] for r in chosen):.0f} |", flush=True)
 
 

@@ -79,6 +79,40 @@ def test_a_draft_without_words_is_empty(text: str, expected: list[str]) -> None:
     assert failed(text) == expected
 
 
+ARCHIVE = ("Допустим, был установлен лимит в 500 статей, имеется 510 неотмеченных и 50 отмеченных статей. "
+           "Akregator будет игнорировать эти 50 статей и удалит 10 из неотмеченных. Так, в данном примере останется "
+           "550 статей.")
+LIMIT = "Стоит лимит 500 статей, у меня 510 обычных и 50 отмеченных. Сколько статей останется?"
+
+
+def test_a_number_of_the_fragments_alone_is_an_answer() -> None:
+    """«550.» computes nothing of its own: the passage says it, and the question does not (set AH)."""
+    assert failed("550.", LIMIT, [ARCHIVE]) == []
+
+
+@pytest.mark.parametrize("text", ["500.", "42", "—"])
+def test_a_number_the_question_gave_or_no_fragment_holds_is_empty(text: str) -> None:
+    assert failed(text, LIMIT, [ARCHIVE]) == ["empty"]
+
+
+SAVE_OUTPUT = ("Файл → Сохранить вывод в файле... (Ctrl+Shift+S) Сохраняет текущий журнал вывода как текстовый файл "
+               "или документ HTML")
+SAVE = "Можно ли сохранить всё, что накопилось в окне терминала, в файл?"
+
+
+def test_a_sentence_carrying_the_fragments_key_in_its_own_framing_is_backed() -> None:
+    """The passage's key said «с помощью команды» (set AG, AG009): no lemma overlap, the fact the passage's."""
+    draft = Draft("Да, можно. Вы можете сохранить всё, что накопилось в окне терминала, в файл с помощью "
+                  "команды `Ctrl+Shift+S`.", SAVE, [SAVE_OUTPUT], strict=True)
+    assert "unsupported" not in degenerate(draft)
+
+
+def test_a_sentence_whose_key_no_fragment_has_is_still_unsupported() -> None:
+    draft = Draft("Да, можно. Вы можете сохранить всё в файл с помощью команды `Ctrl+Shift+Q` и утилиты script.",
+                  SAVE, [SAVE_OUTPUT], strict=True)
+    assert "unsupported" in degenerate(draft)
+
+
 @pytest.mark.parametrize("text", ["См. [4]", "Ответ: [1] и [2]"])
 def test_markers_with_a_word_or_two_are_bare_citations(text: str) -> None:
     assert failed(text) == ["bare_citations"]

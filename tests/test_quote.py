@@ -224,9 +224,31 @@ def test_option_and_variable_lines_are_definition_terms(line: str) -> None:
     assert quote_module.split([fragment])[0][-1].term == line
 
 
+KONSOLE_VIEW = ("Меню «Вид»\n\nВид → Разделить окно → Разделить окно по вертикали (Ctrl+()\n"
+                "Разделяет окно на левую и правую части с одинаковым набором вкладок. Любой вывод на одной вкладке "
+                "дублируется и во второй вкладке.\nВид → Разделить окно → Разделить окно по горизонтали (Ctrl+))\n"
+                "Разделяет окно на верхнюю и нижнюю части с одинаковым набором вкладок")
+
+
+def test_a_menu_command_is_quoted_with_its_menu_path_and_keys() -> None:
+    """Konsole's command list (set AG): the description answers «how», the path and key above it say how."""
+    [quote] = choose("Как поделить окно терминала на левую и правую половины?", [KONSOLE_VIEW], None,
+                     Choice(following=3))
+    assert quote.text.startswith("Вид → Разделить окно → Разделить окно по вертикали (Ctrl+(): Разделяет окно на "
+                                 "левую и правую части")
+    assert "по горизонтали" not in quote.text  # the next command's path ends the quote
+
+
+@pytest.mark.parametrize("line", ["Вид → Разделить окно → Разделить окно по вертикали (Ctrl+()",
+                                  "Настройка → Настроить уведомления...", "Файл → Выход (Ctrl+Q)"])
+def test_menu_paths_are_definition_terms(line: str) -> None:
+    assert quote_module.split([f"{line}\nОписание команды."])[0][-1].term == line
+
+
 @pytest.mark.parametrize("line", ["MAN(1) Утилиты просмотра справочных страниц MAN(1)", "Основные режимы работы",
                                   "- это пункт списка", "-k — ищет в описаниях.", "ВНИМАНИЕ: не удаляйте файл",
-                                  "Эквивалентно работе whatis."])
+                                  "Эквивалентно работе whatis.", "Выберите Вид → Показать меню, чтобы вернуть его.",
+                                  "→ стрелка"])
 def test_headings_running_heads_and_sentences_are_not_terms(line: str) -> None:
     fragment = f"{line}\nОписание параметра."
     assert quote_module.split([fragment])[0][-1].term == ""

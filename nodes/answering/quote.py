@@ -95,6 +95,8 @@ def embedded_similarity(question: str, texts: Sequence[str]) -> list[float]:
     return [float(vectors[t] @ query) for t in texts]
 
 
+# `nearest_meaning` reads the lexically best eight, as `covers` was measured with (bench/covers.py).
+NEAREST_POOL = 8
 WINDOW_CACHE = 256  # sentence windows (a turn reads about eight)
 QUERY_CACHE = 32
 _window_vectors: dict[tuple[int, str], Any] = {}
@@ -131,6 +133,10 @@ _WORD = r"(?:\[[^\]]*\]|,(?=\S)|[^\s,])*"  # an option's or argument's character
 _OPTION = rf"-{{1,2}}[\w?]{_WORD}(?:\s[^\s,-]{_WORD})?"
 _NAME = rf"\$?[A-Z][A-Z0-9_]{{2,}}(?![(\w])(?:\s[^\s,(]{_WORD}){{0,4}}"
 _TERM_LINE = re.compile(rf"(?:{_OPTION}(?:,\s*{_OPTION})*|{_NAME}(?:,\s*{_NAME})*)(?<![.!?;:])")
+# A menu path with its keys, the term of a handbook's command list: «Вид → Разделить окно → Разделить окно по
+# вертикали (Ctrl+()» on one line, what it does on the next (sets AG, AH: the description quoted alone,
+# without the key the question asked for).
+_MENU_LINE = re.compile(r"[^\s→.!?][^→\n]{0,40}(?:\s→\s[^→\n]{1,60})+(?<![!?;:,])(?<![^.]\.)")  # «...» may end it
 MAX_TERM_CHARS = 80
 _SENTENCE_END = (".", "!", "?", ":", ";", ")", "»")
 MAX_DESCRIPTION_LINES = 2  # paragraphs of one description above the quoted sentence's own
@@ -155,7 +161,7 @@ def definition_term(text: str, start: int) -> tuple[str, str]:
             return "", ""
         above = text.rfind("\n", 0, top - 1) + 1
         line = text[above:top - 1].strip()
-        if len(line) <= MAX_TERM_CHARS and _TERM_LINE.fullmatch(line):
+        if len(line) <= MAX_TERM_CHARS and (_TERM_LINE.fullmatch(line) or _MENU_LINE.fullmatch(line)):
             return line, " ".join(text[top:start].split())  # one line: a quote is shown as one
         if not line.endswith(_SENTENCE_END):
             return "", ""  # a heading, a table row: not a description's paragraph
@@ -237,7 +243,7 @@ def nearest_meaning(question: str, fragments: Sequence[str], similarity: Similar
     """How near in meaning the fragments come to the question: the largest embedding similarity of
     the question to the passages the `meaning` selector reads (its lexically best sentences, each with
     its neighbours — the same texts, so a turn embeds them once); 0 with none."""
-    how = SELECTORS["meaning"]
+    how = replace(SELECTORS["meaning"], meaning_pool=NEAREST_POOL)
     per_fragment = split(fragments)
     _, candidates = _candidates(question, per_fragment)
     if not candidates:
@@ -297,10 +303,14 @@ SELECTORS: dict[str, Choice] = {
     "ranked": Choice(rank_step=0.05, following=2, max_chars=600),
     # The same, with the draft answer's own words pointing at the sentence it drew on.
     "answer-backed": Choice(rank_step=0.05, answer_weight=2.0, following=2, max_chars=600),
-    # The same, the best eight re-ordered by meaning (the question's embedding against each sentence
+    # The same, the best sixteen re-ordered by meaning (the question's embedding against each sentence
     # read with its neighbours), and the best passages of two fragments, three sentences after each.
+    # Sixteen at weight 3, a second passage at 0.7 of the best (bench/README.md, «Which passage to quote»).
     "meaning": Choice(rank_step=0.05, answer_weight=2.0, following=3, max_chars=1200, each_chars=600,
-                      second_ratio=0.6, meaning_weight=2.0, meaning_pool=8, beside_answer=2),
+                      second_ratio=0.7, meaning_weight=3.0, meaning_pool=16, beside_answer=2),
+    # The default until 2026-11-28: the best eight by meaning at weight 2, a second passage at 0.6 of the best.
+    "meaning-8": Choice(rank_step=0.05, answer_weight=2.0, following=3, max_chars=1200, each_chars=600,
+                        second_ratio=0.6, meaning_weight=2.0, meaning_pool=8, beside_answer=2),
 }
 
 
