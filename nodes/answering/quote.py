@@ -95,8 +95,6 @@ def embedded_similarity(question: str, texts: Sequence[str]) -> list[float]:
     return [float(vectors[t] @ query) for t in texts]
 
 
-# `nearest_meaning` reads the lexically best eight, as `covers` was measured with (bench/covers.py).
-NEAREST_POOL = 8
 WINDOW_CACHE = 256  # sentence windows (a turn reads about eight)
 QUERY_CACHE = 32
 _window_vectors: dict[tuple[int, str], Any] = {}
@@ -243,7 +241,7 @@ def nearest_meaning(question: str, fragments: Sequence[str], similarity: Similar
     """How near in meaning the fragments come to the question: the largest embedding similarity of
     the question to the passages the `meaning` selector reads (its lexically best sentences, each with
     its neighbours — the same texts, so a turn embeds them once); 0 with none."""
-    how = replace(SELECTORS["meaning"], meaning_pool=NEAREST_POOL)
+    how = SELECTORS["meaning"]
     per_fragment = split(fragments)
     _, candidates = _candidates(question, per_fragment)
     if not candidates:
@@ -303,14 +301,12 @@ SELECTORS: dict[str, Choice] = {
     "ranked": Choice(rank_step=0.05, following=2, max_chars=600),
     # The same, with the draft answer's own words pointing at the sentence it drew on.
     "answer-backed": Choice(rank_step=0.05, answer_weight=2.0, following=2, max_chars=600),
-    # The same, the best sixteen re-ordered by meaning (the question's embedding against each sentence
+    # The same, the best eight re-ordered by meaning (the question's embedding against each sentence
     # read with its neighbours), and the best passages of two fragments, three sentences after each.
-    # Sixteen at weight 3, a second passage at 0.7 of the best (bench/README.md, «Which passage to quote»).
+    # Sixteen, weight 3 or 4, a second passage at 0.7–0.75: no better over three groups of questions
+    # (bench/README.md, «Which passage to quote»).
     "meaning": Choice(rank_step=0.05, answer_weight=2.0, following=3, max_chars=1200, each_chars=600,
-                      second_ratio=0.7, meaning_weight=3.0, meaning_pool=16, beside_answer=2),
-    # The default until 2026-11-28: the best eight by meaning at weight 2, a second passage at 0.6 of the best.
-    "meaning-8": Choice(rank_step=0.05, answer_weight=2.0, following=3, max_chars=1200, each_chars=600,
-                        second_ratio=0.6, meaning_weight=2.0, meaning_pool=8, beside_answer=2),
+                      second_ratio=0.6, meaning_weight=2.0, meaning_pool=8, beside_answer=2),
 }
 
 
