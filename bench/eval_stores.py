@@ -114,6 +114,12 @@ Sets (nothing here edits a set):
   committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on 2026-11-28 after
   AG and AH, held out. Their answerable questions also list `facts` (what a correct answer must state), which
   nothing here reads.
+* ``kcalc``, ``kompare`` — sets AK and AL (bench/sets/kcalc_handbook_pdf_ru.json: 20 questions over the whole Russian
+  handbook of the KCalc calculator, its DocBook typeset by LaTeX (dblatex with its XeTeX backend) into one PDF;
+  bench/sets/kompare_handbook_odt_ru.json: 20 questions over the whole Russian handbook of the Kompare diff viewer,
+  built from its DocBook into one HTML page and converted to one ODT by LibreOffice; both committed in bench/sets/docs/
+  and ingested as files), each with 10 unanswerable ones: written on 2026-11-28 after AI and AJ, held out, with
+  `facts` as AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -170,7 +176,7 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "installguide", "omegat", "flowblade", "aptitude", "mandb", "pymorphy2", "aisleriot", "gnomehelp",
              "mchelp", "skycultures", "evolution", "evince", "terminal", "seahorse", "kturtle", "kalarm",
              "marble", "maintguide", "kmplot", "emacs", "sysmonitor", "rhythmbox", "kmail", "gnote",
-             "gwenview", "dolphin", "konsole", "akregator", "kolourpaint", "okular")
+             "gwenview", "dolphin", "konsole", "akregator", "kolourpaint", "okular", "kcalc", "kompare")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -412,6 +418,8 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "kolourpaint": lambda: load_needle_set("kolourpaint_handbook_pdf_ru.json", "kolourpaint",
                                                "kolourpaint_handbook_pdf_silent_ru.json"),
         "okular": lambda: load_needle_set("okular_handbook_odt_ru.json", "okular", "okular_handbook_odt_silent_ru.json"),
+        "kcalc": lambda: load_needle_set("kcalc_handbook_pdf_ru.json", "kcalc", "kcalc_handbook_pdf_silent_ru.json"),
+        "kompare": lambda: load_needle_set("kompare_handbook_odt_ru.json", "kompare", "kompare_handbook_odt_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
