@@ -276,7 +276,7 @@ def states_fact(own: str, question: Question) -> bool:
     from nodes.retrieval.lexical import term_set
 
     text, said = plain(own), term_set(own)
-    return any(plain(fact) in text or (term_set(fact) and term_set(fact) <= said) for fact in question.facts)
+    return any(plain(fact) in text or (bool(terms := term_set(fact)) and terms <= said) for fact in question.facts)
 
 
 def loops(body: str) -> bool:

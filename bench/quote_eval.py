@@ -105,13 +105,12 @@ def from_dumps(items: list[str]) -> list[dict[str, Any]]:
     for item in items:
         names, _, dump = item.partition("=")
         sets = load_sets(names.split(","))
-        where = {q.id: (s, q) for s in sets for q in s.questions}
+        where = {q.id: (s, Judge(s), q) for s in sets for q in s.questions}
         runs = json.loads(Path(dump).read_text(encoding="utf-8"))
         for answer in runs[next(iter(runs))]:
             if answer["id"] not in where:
                 continue  # a question the documents do not answer
-            evalset, question = where[answer["id"]]
-            judge = Judge(evalset)
+            evalset, judge, question = where[answer["id"]]
             probes.append({
                 "set": evalset.name, "id": question.id, "held_out": False, "question": question.text,
                 "needles": question.needles, "answer": None, "shown": min(shown, len(answer["fragments"])),

@@ -73,17 +73,10 @@ class Draft:
         return CITATION.sub("", self.text).strip()
 
 
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-
-
 def _empty(draft: Draft) -> bool:
     """No words, and no number of the fragments' that the question lacks: «550.» under a passage that
     computes 550 from the question's 500, 510 and 50 is an answer (set AH, AH010), «[1]» or «—» is not."""
-    if _LETTER.search(draft.body):
-        return False
-    asked = set(_NUMBER.findall(draft.question))
-    held = set(_NUMBER.findall(" ".join(draft.fragments)))
-    return not any(n in held and n not in asked for n in _NUMBER.findall(draft.body))
+    return not _LETTER.search(draft.body) and not copies_tokens(draft.body, draft.question, draft.fragments)
 
 
 def _bare_citations(draft: Draft) -> bool:
@@ -259,9 +252,22 @@ def _invents(draft: Draft) -> bool:
     """
     if not draft.strict or not draft.fragments:
         return False
-    known = " ".join([draft.question, *draft.fragments]).lower()
+    return bool(unknown_tokens(technical_tokens(draft.body), [draft.question, *draft.fragments]))
+
+
+def unknown_tokens(tokens: Sequence[str], texts: Sequence[str]) -> list[str]:
+    """The technical tokens none of the texts holds (as a token, a word or a substring)."""
+    known = " ".join(texts).lower()
     known_tokens = set(technical_tokens(known)) | set(words(known))
-    return any(t not in known_tokens and t not in known for t in technical_tokens(draft.body))
+    return [t for t in tokens if t not in known_tokens and t not in known]
+
+
+def copies_tokens(text: str, question: str, fragments: Sequence[str]) -> bool:
+    """The text carries technical tokens the question lacks, and every one is the fragments' own:
+    «…с помощью команды `Ctrl+Shift+S`» over «Сохранить вывод в файле... (Ctrl+Shift+S)» states the
+    passage's fact in the model's framing words (set AG, AG009), which no lemma overlap counts."""
+    tokens = unknown_tokens(technical_tokens(text), [question])
+    return bool(tokens) and not unknown_tokens(tokens, fragments)
 
 
 _NEGATION = re.compile(r"(?<![\w-])(?:не|ни|нельзя|нет)(?![\w-])((?:\s+[\w-]+){1,3})", re.IGNORECASE)
@@ -330,19 +336,9 @@ def _unsupported(draft: Draft) -> bool:
     said = [(span.text, wanted) for span in sentences(draft.body) if len(wanted := term_set(span.text) - asked) >= 2]
     if not said:
         return False
-    known = " ".join(draft.fragments).lower()
-    backed = sum(max(share_found(wanted, f) for f in found) >= MIN_SUPPORT or copies_tokens(text, draft.question, known)
-                 for text, wanted in said)
+    backed = sum(max(share_found(wanted, f) for f in found) >= MIN_SUPPORT
+                 or copies_tokens(text, draft.question, draft.fragments) for text, wanted in said)
     return backed / len(said) < MIN_BACKED_SHARE
-
-
-def copies_tokens(sentence: str, question: str, known: str) -> bool:
-    """The sentence carries technical tokens the question lacks, and every one is the fragments' own:
-    «…с помощью команды `Ctrl+Shift+S`» over «Сохранить вывод в файле... (Ctrl+Shift+S)» states the
-    passage's fact in the model's framing words (set AG, AG009), which no lemma overlap counts."""
-    asked = set(technical_tokens(question.lower()))
-    tokens = [t for t in technical_tokens(sentence) if t not in asked]
-    return bool(tokens) and all(t in known for t in tokens)
 
 
 def _unfounded(draft: Draft) -> bool:
