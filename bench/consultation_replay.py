@@ -212,9 +212,6 @@ def main() -> None:
     finally:
         from prefect.logging.handlers import APILogWorker
 
-        from nodes.telegram.reply import close_bots
-
-        close_bots()
         APILogWorker.drain_all(timeout=10)
         server.stop()
         prefect.stop()

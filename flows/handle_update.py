@@ -18,6 +18,7 @@ from flows.moderation import moderation
 from flows.routing import Route, button, command, either, menu
 from grove.core.messages import Command, IncomingUpdate, Reply
 from grove.core.observe import flow
+from nodes.telegram.reply import Sender
 
 MENU_COMMANDS = {"start", "menu", "reset", "mode"}
 MODE_BRANCHES = message.MODE_BRANCHES
@@ -79,6 +80,7 @@ def route(update: IncomingUpdate) -> Route:
 
 
 @flow(name="handle-update", flow_run_name=run_name)
-def handle_update(update: IncomingUpdate) -> list[Reply]:
-    """Route one update (`ROUTES`); returns the replies, which the turn sends."""
-    return route(update).handle(update)
+def handle_update(update: IncomingUpdate, sender: Sender) -> list[Reply]:
+    """Route one update (`ROUTES`); returns the replies, which the turn sends. `sender`: the process's
+    one sender, for the views a handler shows while it works (it sends no reply)."""
+    return route(update).handle(update, sender)

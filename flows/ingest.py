@@ -31,7 +31,9 @@ from nodes.ingestion.fetch_url import fetch_url, user_message_for
 from grove.core.ingest_types import ExtractedDocument, IngestError, IngestItem, InputKind, SourceType
 from nodes.ingestion.parse_files import parse_file_task
 from grove.core.progress import report, reporting, working_on
+from nodes.telegram.api import BotApi
 from nodes.telegram.files import download_telegram_file
+from nodes.telegram.reply import CONSOLE, Sender
 from nodes.ingestion.transcribe import transcribe
 
 GENERIC_FAILURE = "Не удалось обработать «{name}»: внутренняя ошибка. Попробуйте ещё раз позже."
@@ -73,10 +75,10 @@ def _branch_run_name(parameters: dict[str, Any]) -> str:
 class Extractor(Protocol):
     """Reads one kind of item (`IngestItem.kind`) into a document; IngestError when it cannot."""
 
-    def __call__(self, item: IngestItem) -> ExtractedDocument: ...
+    def __call__(self, item: IngestItem, files: BotApi | None) -> ExtractedDocument: ...
 
 
-def from_text(item: IngestItem) -> ExtractedDocument:
+def from_text(item: IngestItem, files: BotApi | None) -> ExtractedDocument:
     """A text message: itself, titled by its first line."""
     text = (item.text or "").strip()
     first_line = text.splitlines()[0] if text else ""
@@ -85,17 +87,17 @@ def from_text(item: IngestItem) -> ExtractedDocument:
                              title=title or None, text=text)
 
 
-def from_link(item: IngestItem) -> ExtractedDocument:
+def from_link(item: IngestItem, files: BotApi | None) -> ExtractedDocument:
     """A link: the crawler (pages, PDFs behind links)."""
     if item.url is None:
         raise ValueError(f"link item {item.source_identifier!r} has no URL")
     return fetch_url(item.url)
 
 
-def _local(item: IngestItem) -> IngestItem:
-    """The item with its bytes on disk (downloaded from Telegram when they are not yet)."""
+def _local(item: IngestItem, files: BotApi | None) -> IngestItem:
+    """The item with its bytes on disk (downloaded from Telegram through `files` when they are not yet)."""
     if item.path is None and item.telegram_file_id:
-        item = download_telegram_file(item)
+        item = download_telegram_file(item, files)
     if item.path is None:
         raise ValueError(f"item {item.source_identifier!r} has no file")
     return item
@@ -107,17 +109,17 @@ def media_source_type(item: IngestItem) -> SourceType:
     return "voice" if item.attachment_kind == "voice" else "audio"
 
 
-def from_media(item: IngestItem) -> ExtractedDocument:
+def from_media(item: IngestItem, files: BotApi | None) -> ExtractedDocument:
     """Voice, audio, video: Whisper."""
-    item = _local(item)
+    item = _local(item, files)
     assert item.path is not None
     return transcribe(item.path, source_type=media_source_type(item),
                       source_identifier=item.file_name or item.source_identifier)
 
 
-def from_file(item: IngestItem) -> ExtractedDocument:
+def from_file(item: IngestItem, files: BotApi | None) -> ExtractedDocument:
     """A document: the file formats (`nodes.ingestion.formats`), named after the file the user sent."""
-    item = _local(item)
+    item = _local(item, files)
     assert item.path is not None
     document = parse_file_task(item.path, item.file_name or Path(item.path).name, item.mime_type)
     if item.file_name:
@@ -128,9 +130,9 @@ def from_file(item: IngestItem) -> ExtractedDocument:
 EXTRACTORS: dict[InputKind, Extractor] = {"text": from_text, "link": from_link, "media": from_media, "file": from_file}
 
 
-def extract(item: IngestItem) -> ExtractedDocument:
-    """The branch for the item's kind (`EXTRACTORS`)."""
-    return EXTRACTORS[item.kind](item)
+def extract(item: IngestItem, files: BotApi | None = None) -> ExtractedDocument:
+    """The branch for the item's kind (`EXTRACTORS`); `files`: the bot a Telegram file is downloaded with."""
+    return EXTRACTORS[item.kind](item, files)
 
 
 def _summary(item: IngestItem, outcome: IngestOutcome, document: ExtractedDocument | None,
@@ -149,22 +151,22 @@ def _summary(item: IngestItem, outcome: IngestOutcome, document: ExtractedDocume
 
 
 def ingest_source(item: IngestItem, owner_id: int, subcategory: str | None = None,
-                  job_id: int | None = None, pending: bool = False) -> IngestOutcome:
+                  job_id: int | None = None, pending: bool = False, files: BotApi | None = None) -> IngestOutcome:
     """extract → (dedupe) → chunk → embed → store for one source; raises IngestError on bad input.
 
     A `pending` source is stored unsearchable, for the job to activate (an edited message's new version)."""
     name = item.label
     with working_on(name):
-        return _ingest_source(item, name, owner_id, subcategory, job_id, pending)
+        return _ingest_source(item, name, owner_id, subcategory, job_id, pending, files)
 
 
 def _ingest_source(item: IngestItem, name: str, owner_id: int, subcategory: str | None,
-                   job_id: int | None, pending: bool) -> IngestOutcome:
+                   job_id: int | None, pending: bool, files: BotApi | None) -> IngestOutcome:
     timings: dict[str, float] = {}
     started = time.perf_counter()
     try:
         report(name, "extract", 0, 1)
-        document = extract(item)
+        document = extract(item, files)
         timings["extract"] = time.perf_counter() - started
         existing = find_document(owner_id, content_hash(document.text))
         if existing is not None:
@@ -261,11 +263,12 @@ def confirmation(outcomes: list[IngestOutcome]) -> str:
 
 @flow(name="ingest", flow_run_name=_flow_run_name)
 def ingest(items: list[IngestItem], owner_id: int, subcategory: str | None = None,
-           job_id: int | None = None, pending: bool = False) -> list[IngestOutcome]:
+           job_id: int | None = None, pending: bool = False, files: BotApi | None = None) -> list[IngestOutcome]:
     """Run every item as a parallel branch; the run is Failed (with the reasons) if any item failed.
 
-    `pending`: what is stored stays unsearchable until the caller activates it."""
-    futures = [ingest_branch.submit(item, owner_id, subcategory, job_id, pending) for item in items]
+    `pending`: what is stored stays unsearchable until the caller activates it. `files`: the bot that
+    downloads the files users sent (a run started from the UI has none: it indexes links and text)."""
+    futures = [ingest_branch.submit(item, owner_id, subcategory, job_id, pending, files) for item in items]
     outcomes = []
     for item, future in zip(items, futures):
         result = future.result(raise_on_failure=False)
@@ -296,8 +299,9 @@ class ProgressMessage:
     stops the work between batches when `stop` is set.
     """
 
-    def __init__(self, job: jobs.Job, labels: list[str], every: float, stop: threading.Event) -> None:
-        self.job, self.labels, self.every, self.stop = job, labels, every, stop
+    def __init__(self, job: jobs.Job, labels: list[str], every: float, stop: threading.Event,
+                 sender: Sender) -> None:
+        self.job, self.labels, self.every, self.stop, self.sender = job, labels, every, stop, sender
         self.state: dict[str, tuple[str, float, float]] = {}
         self.lock = threading.Lock()
         self.last = time.monotonic()
@@ -324,8 +328,6 @@ class ProgressMessage:
         return "Индексирую…\n" + "\n".join(lines)
 
     def _edit(self, text: str) -> None:
-        from nodes.telegram.reply import edit_text
-
         if self.job.ack_id is None:
             return
         if self.message_id is None:
@@ -333,7 +335,7 @@ class ProgressMessage:
                 self.message_id = outbox.message_id_of(self.job.ack_id)
             except StoreUnavailable:
                 return  # the job's heartbeat reports a lost store; progress is only a courtesy
-        if self.message_id is not None and edit_text(self.job.chat_id, self.message_id, text):
+        if self.message_id is not None and self.sender.edit_text(self.job.chat_id, self.message_id, text):
             self.edits += 1
 
 
@@ -348,12 +350,13 @@ def _job_run_name(parameters: dict[str, Any]) -> str:
 
 
 @flow(name="ingest-job", flow_run_name=_job_run_name)
-def ingest_job(job: jobs.Job, stop: threading.Event | None = None) -> jobs.Ending:
+def ingest_job(job: jobs.Job, stop: threading.Event | None = None, sender: Sender = CONSOLE) -> jobs.Ending:
     """Index an upload in the background: progress in its acknowledgement; returns the confirmation,
-    which the worker writes with the job's end in one transaction and delivers after it."""
+    which the worker writes with the job's end in one transaction and delivers after it. `sender`: the
+    worker's, which edits the progress and downloads the files."""
     items = [IngestItem.model_validate(i) for i in job.payload["items"]]
     progress = ProgressMessage(job, [i.label for i in items], get_settings().progress_every,
-                               stop or threading.Event())
+                               stop or threading.Event(), sender)
     # An edited message: its new version is stored unsearchable, then takes the place of what the
     # earlier version indexed (jobs of one user run in order, so that job has finished) in the
     # transaction that confirms — a new version that fails leaves the old one searchable, a
@@ -363,7 +366,7 @@ def ingest_job(job: jobs.Job, stop: threading.Event | None = None) -> jobs.Endin
     earlier = message_documents(job.user_id, job.chat_id, message_id, job.id) if message_id is not None else []
     discard_pending(job.user_id)  # what an edit that failed or was cut short left unsearchable
     with reporting(progress):
-        outcomes = ingest(items, job.user_id, job_id=job.id, pending=edit)
+        outcomes = ingest(items, job.user_id, job_id=job.id, pending=edit, files=sender.api)
     stored = sorted({o.document_id for o in outcomes if o.status != "failed" and o.document_id is not None})
     failed = [o for o in outcomes if o.status == "failed"]
     replaced = [d for d in earlier if d not in stored] if edit and stored else []

@@ -6,7 +6,7 @@ from grove.core.observe import flow
 
 from flows import texts
 from grove.core.messages import IncomingUpdate, Reply
-from nodes.telegram.reply import answer_callback
+from nodes.telegram.reply import Sender
 from nodes.store.user_state import MODES, set_user_mode
 
 
@@ -15,7 +15,7 @@ def menu(chat_id: int, text: str = texts.MODE_MENU) -> Reply:
 
 
 @flow(name="mode-switch", flow_run_name="mode-switch-user{update.user_id}")
-def mode_switch(update: IncomingUpdate) -> list[Reply]:
+def mode_switch(update: IncomingUpdate, sender: Sender) -> list[Reply]:
     """/start shows the menu; a press on «Чат» / «База» stores the mode and confirms it.
 
     Returns the replies; the turn sends them (`nodes.telegram.reply.send_reply`)."""
@@ -24,9 +24,9 @@ def mode_switch(update: IncomingUpdate) -> list[Reply]:
 
     choice = update.callback_data
     if choice not in MODES:
-        answer_callback(update.origin, update.callback_id, texts.UNKNOWN_BUTTON_TOAST)
+        sender.answer_callback(update.origin, update.callback_id, texts.UNKNOWN_BUTTON_TOAST)
         return [menu(update.chat_id, texts.UNKNOWN_BUTTON)]
 
     set_user_mode(update.user_id, update.chat_id, choice)
-    answer_callback(update.origin, update.callback_id, texts.MODE_TOAST[choice])
+    sender.answer_callback(update.origin, update.callback_id, texts.MODE_TOAST[choice])
     return [Reply(chat_id=update.chat_id, text=texts.MODE_CONFIRMED[choice])]

@@ -16,7 +16,7 @@ from grove.core.messages import IncomingUpdate, Reply
 from nodes.store.dialogue_metrics import record_turn
 from nodes.store.moderation import (ModerationItem, Review, approve, get_item, is_admin, item_being_edited, next_pending,
                               pending_count, reject, start_edit)
-from nodes.telegram.reply import answer_callback
+from nodes.telegram.reply import Sender
 
 
 def editing_answer(update: IncomingUpdate) -> bool:
@@ -44,16 +44,16 @@ def _outcome(review: Review, done_text: str) -> str:
 
 
 @flow(name="moderation", flow_run_name="moderation-user{update.user_id}")
-def moderation(update: IncomingUpdate) -> list[Reply]:
+def moderation(update: IncomingUpdate, sender: Sender) -> list[Reply]:
     chat = update.chat_id
     if not is_admin(update.user_id):
         # The terminal gate: only admins write to the knowledge base; each refusal is counted.
         record_turn(update.user_id, "moderation", "-", [], ["terminal_gate"],
                     {"attempt": update.callback_data or update.command})
-        answer_callback(update.origin, update.callback_id, texts.MODERATION_ONLY_ADMINS)
+        sender.answer_callback(update.origin, update.callback_id, texts.MODERATION_ONLY_ADMINS)
         return [Reply(chat_id=chat, text=texts.MODERATION_ONLY_ADMINS)]
     if update.callback_data:
-        answer_callback(update.origin, update.callback_id)
+        sender.answer_callback(update.origin, update.callback_id)
         _, action, raw_id = (update.callback_data.split(":") + ["", ""])[:3]
         if not raw_id.isdigit():
             return [item_reply(chat, next_pending(update.user_id))]

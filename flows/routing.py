@@ -13,9 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from grove.core.messages import Command, IncomingUpdate, Reply
+from nodes.telegram.reply import Sender
 
 Matcher = Callable[[IncomingUpdate], bool]
-Handler = Callable[[IncomingUpdate], list[Reply]]
+Handler = Callable[[IncomingUpdate, Sender], list[Reply]]
+"""Answers an update; `sender` gives it the chat's views (a toast, «печатает…», a streamed draft)."""
 
 
 def command(*names: str) -> Matcher:

@@ -199,7 +199,6 @@ def third_user_id() -> int:
 @pytest.fixture
 def standin(store: str) -> Iterator[TelegramStandin]:
     """The Bot API stand-in, with the settings pointing the bot and the reply node at it."""
-    from nodes.telegram.reply import close_bots
     from tests.support.telegram_standin import TelegramStandin
 
     with TelegramStandin() as server:
@@ -207,7 +206,6 @@ def standin(store: str) -> Iterator[TelegramStandin]:
         os.environ["GROVE_TELEGRAM_API_URL"] = server.api_url
         reset_settings()
         yield server
-        close_bots()
         for name in ("TELEGRAM_BOT_TOKEN", "GROVE_TELEGRAM_API_URL"):
             os.environ.pop(name, None)
         reset_settings()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from nodes.telegram.reply import close_bots
 from tests.support.bot import new_bot, running
 from tests.support.telegram_standin import TelegramStandin
 
@@ -51,7 +50,6 @@ async def test_mode_survives_a_bot_restart(standin: TelegramStandin, store: str,
         await standin.wait_for_bot_messages_async(user_id, 1)
         standin.press_button(user_id, "documents")
         await standin.wait_for_bot_messages_async(user_id, 2)
-    close_bots()  # the reply node's own Bot goes too, as in a new process
 
     async with running(new_bot()):  # a fresh Application: nothing carried over in memory
         standin.send_text(user_id, "привет")

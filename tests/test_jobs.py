@@ -214,13 +214,15 @@ def test_a_jobs_ending_is_written_in_one_transaction_and_sent_after_it(
     reply and its end together, and sends the reply once they are committed — or nothing at all."""
     import grove.app.worker
     from grove.core.messages import Reply
+    from nodes.telegram.reply import Sender
 
     kind = _kind(user_id)
     job_id = jobs.enqueue(kind, user_id, user_id, {})
     job = jobs.claim("w1", 60, [kind])
     assert job is not None
     sent: list[str] = []
-    monkeypatch.setattr(grove.app.worker, "deliver_row", lambda row, done: sent.append(row.payload["text"]))
+    sender = Sender()
+    monkeypatch.setattr(sender, "deliver_row", lambda row, done: sent.append(row.payload["text"]))
 
     def queued() -> int:
         with psycopg.connect(pg_url) as conn:
@@ -234,12 +236,12 @@ def test_a_jobs_ending_is_written_in_one_transaction_and_sent_after_it(
 
     reply = Reply(chat_id=user_id, text="Проиндексировано: малина.pdf")
     with pytest.raises(RuntimeError):
-        grove.app.worker.close(job, jobs.Ending(replies=[reply], status="done", writes=full_disk))
+        grove.app.worker.close(job, jobs.Ending(replies=[reply], status="done", writes=full_disk), sender)
     assert _job(pg_url, job_id)["status"] == "running" and queued() == 0 and sent == []
 
     wrote: list[int] = []
     grove.app.worker.close(job, jobs.Ending(replies=[reply], status="done", result={"chunks": 3},
-                                            writes=lambda: wrote.append(job_id)))
+                                            writes=lambda: wrote.append(job_id)), sender)
     row = _job(pg_url, job_id)
     assert wrote == [job_id] and (row["status"], row["result"], row["finished"]) == ("done", {"chunks": 3}, True)
     assert queued() == 1 and sent == ["Проиндексировано: малина.pdf"]

@@ -271,3 +271,22 @@ def test_replies_go_out_through_one_sender() -> None:
     writers = [str(p.relative_to(ROOT)) for package in ("grove", "flows", "nodes") for p in (ROOT / package).rglob("*.py")
                if "outbox.add" in _calls(p)]
     assert writers == ["nodes/telegram/reply.py"]
+
+
+def _imported_names(path: Path, module: str) -> set[str]:
+    """Names a module imports from `module`, at the top or inside a function."""
+    return {alias.name for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.ImportFrom) and node.module == module for alias in node.names}
+
+
+def test_a_bot_is_made_by_an_entry_point_and_handed_in() -> None:
+    """Only `nodes.telegram.api` makes the Bot grove replies with, and only entry points open one
+    (`LoopBot.open`, or `opened` around it) to hand to what they run; the receiving Application's
+    Bot is made in `grove.channels.bot`."""
+    makers = sorted(str(p.relative_to(ROOT)) for package in ("grove", "flows", "nodes") for p in (ROOT / package).rglob("*.py")
+                    if _calls(p) & {"Bot", "TolerantBot"})
+    assert makers == ["grove/channels/bot.py", "nodes/telegram/api.py"]
+    openers = sorted(str(p.relative_to(ROOT)) for package in ("grove", "flows", "nodes") for p in (ROOT / package).rglob("*.py")
+                     if "LoopBot.open" in _calls(p) or "opened" in _imported_names(p, "nodes.telegram.reply"))
+    assert openers == ["grove/app/engine.py", "grove/app/runtime.py", "grove/app/serve.py", "grove/app/worker.py",
+                       "nodes/telegram/reply.py"]

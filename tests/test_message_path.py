@@ -144,12 +144,15 @@ from grove.channels.bot import build_application, parse_stored
 from grove.app.dispatch import Dispatcher
 from grove.core.settings import get_settings
 from grove.app.worker import JobWorker
+from nodes.telegram.api import LoopBot
+from nodes.telegram.reply import Sender
 
 settings = get_settings().model_copy(update={"telegram_poll_timeout": 1})
-dispatcher = Dispatcher(parse=parse_stored)
+sender = Sender(LoopBot.open(settings))
+dispatcher = Dispatcher(sender, parse=parse_stored)
 dispatcher.recover()
 dispatcher.start()
-JobWorker(poll=0.2).start()
+JobWorker(sender, poll=0.2).start()
 app = build_application(settings, dispatcher.submit)
 print("ready", flush=True)
 app.run_polling(timeout=1, poll_interval=0, stop_signals=(signal.SIGTERM,))
@@ -351,10 +354,10 @@ def test_postgres_lost_mid_indexing_stops_says_so_and_resumes_when_back(
     monkeypatch.setattr(flows.ingest, "embed_chunks", embed_once_the_store_is_down)
 
     async def scenario() -> None:
-        async with running(new_bot()):
+        async with running(new_bot()) as app:
             standin.send_document(user_id, pdf.read_bytes(), "малина.pdf", "application/pdf")
             [ack] = await standin.wait_for_bot_messages_async(user_id, 1, timeout=60)
-            worker = JobWorker(poll=0.2).start()
+            worker = JobWorker(dispatcher_of(app).sender, poll=0.2).start()
             try:
                 assert await asyncio.to_thread(embedding.wait, 120)
                 await asyncio.to_thread(server.stop)

@@ -14,6 +14,7 @@ from grove.core import shutdown
 from grove.core.messages import IncomingUpdate
 from grove.store import inbox
 from nodes.store.user_state import set_user_mode
+from nodes.telegram.reply import CONSOLE
 from tests.support.scripted_llm import ScriptedLLM, slow, text
 from tests.support.telegram_standin import TelegramStandin
 
@@ -37,7 +38,7 @@ def test_a_turn_waiting_on_the_model_is_cut_rolled_back_and_handed_back(
         inbox.store(update_id, user_id, user_id, {"update_id": update_id})
         update = IncomingUpdate(update_id=update_id, user_id=user_id, chat_id=user_id, text="Чем подкормить малину?")
         finished = threading.Event()
-        worker = threading.Thread(target=lambda: (run_update(update, threading.Event()), finished.set()))
+        worker = threading.Thread(target=lambda: (run_update(update, threading.Event(), CONSOLE), finished.set()))
         worker.start()
         deadline = time.monotonic() + 60
         while not llm.requests and time.monotonic() < deadline:  # the model is answering

@@ -13,7 +13,8 @@ import pytest
 
 from grove.core.ingest_types import IngestError, IngestItem
 from nodes.telegram.files import TELEGRAM_DOWNLOAD_LIMIT, download_limit, download_telegram_file
-from nodes.telegram.reply import close_bots
+from grove.core.settings import get_settings
+from nodes.telegram.api import LoopBot
 from tests.support.telegram_standin import TelegramStandin
 
 USER = 4242
@@ -26,7 +27,14 @@ def tg(env) -> Iterator[TelegramStandin]:  # type: ignore[no-untyped-def]
     with TelegramStandin() as server:
         env(TELEGRAM_BOT_TOKEN="123456:FILES-TOKEN", GROVE_TELEGRAM_API_URL=server.api_url)
         yield server
-        close_bots()
+
+
+@pytest.fixture
+def api(tg: TelegramStandin) -> Iterator[LoopBot]:
+    """The Bot an entry point hands in, pointed at the stand-in."""
+    bot = LoopBot.open(get_settings())
+    yield bot
+    bot.close()
 
 
 def sent(tg: TelegramStandin, content: bytes, name: str, mime: str) -> IngestItem:
@@ -36,10 +44,10 @@ def sent(tg: TelegramStandin, content: bytes, name: str, mime: str) -> IngestIte
                       telegram_file_id=document["file_id"], file_size=document["file_size"])
 
 
-def test_the_file_is_downloaded_into_a_private_folder_under_its_suffix(tg: TelegramStandin) -> None:
+def test_the_file_is_downloaded_into_a_private_folder_under_its_suffix(tg: TelegramStandin, api: LoopBot) -> None:
     content = "Малину подкармливают весной.\n".encode() * 100
     item = sent(tg, content, "Уход за малиной.TXT", "text/plain")
-    got = download_telegram_file(item)
+    got = download_telegram_file(item, api)
     path = Path(got.path or "")
     assert path.read_bytes() == content and path.name == "upload.TXT"
     assert path.parent.name.startswith("grove-upload-") and (path.parent.stat().st_mode & 0o077) == 0
@@ -49,43 +57,50 @@ def test_the_file_is_downloaded_into_a_private_folder_under_its_suffix(tg: Teleg
     assert len(tg.calls("getFile")) == 1 and len(tg.calls("file")) == 1
 
 
-def test_two_downloads_of_one_file_do_not_share_a_folder(tg: TelegramStandin) -> None:
+def test_two_downloads_of_one_file_do_not_share_a_folder(tg: TelegramStandin, api: LoopBot) -> None:
     item = sent(tg, b"%PDF-1.7 tiny", "a.pdf", "application/pdf")
-    first, second = download_telegram_file(item), download_telegram_file(item)
+    first, second = download_telegram_file(item, api), download_telegram_file(item, api)
     assert first.path != second.path and Path(first.path or "").read_bytes() == b"%PDF-1.7 tiny"
 
 
-def test_a_file_known_to_be_too_big_is_refused_before_any_transfer(tg: TelegramStandin) -> None:
+def test_a_file_known_to_be_too_big_is_refused_before_any_transfer(tg: TelegramStandin, api: LoopBot) -> None:
     item = IngestItem(kind="file", source_identifier="атлас.pdf", file_name="атлас.pdf",
                       telegram_file_id="BQACAgIAAx-not-needed", file_size=21 * MB)
     with pytest.raises(IngestError) as refused:
-        download_telegram_file(item)
+        download_telegram_file(item, api)
     assert refused.value.user_message == ("Файл «атлас.pdf» слишком большой (21.0 МБ): боты Telegram могут "
                                           "скачивать файлы не больше 20 МБ.")
     assert refused.value.reason == f"file {21 * MB} bytes exceeds the {20 * MB} byte limit"
-    assert tg.calls() == []  # not even getFile
+    assert tg.calls("getFile") == [] and tg.calls("file") == []  # not even getFile
 
 
-def test_groves_own_smaller_limit_is_checked_against_getfiles_size(tg: TelegramStandin, env) -> None:  # type: ignore[no-untyped-def]
+def test_groves_own_smaller_limit_is_checked_against_getfiles_size(tg: TelegramStandin, api: LoopBot, env) -> None:  # type: ignore[no-untyped-def]
     env(GROVE_MAX_FILE_BYTES=str(1 * MB))
     item = sent(tg, bytes(2 * MB), "скан.pdf", "application/pdf").model_copy(update={"file_size": None})
     with pytest.raises(IngestError) as refused:
-        download_telegram_file(item)
+        download_telegram_file(item, api)
     assert refused.value.user_message == "Файл «скан.pdf» больше 1 МБ: бот не может его скачать."
     assert len(tg.calls("getFile")) == 1 and tg.calls("file") == []  # asked once, nothing downloaded
 
 
-def test_a_file_named_only_by_its_source_is_named_so_in_the_refusal(tg: TelegramStandin) -> None:
+def test_a_file_named_only_by_its_source_is_named_so_in_the_refusal(tg: TelegramStandin, api: LoopBot) -> None:
     item = IngestItem(kind="media", source_identifier="голосовое сообщение", telegram_file_id="X",
                       file_size=30 * MB)
     with pytest.raises(IngestError) as refused:
-        download_telegram_file(item)
+        download_telegram_file(item, api)
     assert refused.value.user_message.startswith("Файл «голосовое сообщение» слишком большой (30.0 МБ)")
 
 
-def test_an_item_without_a_telegram_file_is_a_programming_error(tg: TelegramStandin) -> None:
+def test_an_item_without_a_telegram_file_is_a_programming_error(tg: TelegramStandin, api: LoopBot) -> None:
     with pytest.raises(ValueError, match="no telegram_file_id"):
-        download_telegram_file.fn(IngestItem(kind="file", source_identifier="a.pdf", file_size=10))
+        download_telegram_file.fn(IngestItem(kind="file", source_identifier="a.pdf", file_size=10), api)
+
+
+def test_a_download_with_no_bot_handed_in_is_a_programming_error(tg: TelegramStandin) -> None:
+    item = sent(tg, b"%PDF-1.7 tiny", "a.pdf", "application/pdf")
+    with pytest.raises(ValueError, match="no Telegram bot was handed in"):
+        download_telegram_file.fn(item, None)
+    assert tg.calls("getFile") == []
 
 
 @pytest.mark.parametrize(("local", "grove_limit", "limit"), [

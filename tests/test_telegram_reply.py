@@ -15,7 +15,9 @@ from grove.core.messages import Button, Reply
 from grove.store import jobs
 from grove.store.db import unit_of_work
 from grove.store.outbox import Source, collecting
-from nodes.telegram.reply import TELEGRAM_TEXT_LIMIT, close_bots, console_turn, send_replies, send_reply, split_text
+from grove.core.settings import get_settings
+from nodes.telegram.api import LoopBot
+from nodes.telegram.reply import TELEGRAM_TEXT_LIMIT, Sender, console_turn, send_replies, send_reply, split_text
 from tests.support.telegram_standin import TelegramStandin
 
 CHAT = 5151
@@ -101,13 +103,20 @@ def tg(env) -> Iterator[TelegramStandin]:  # type: ignore[no-untyped-def]
     with TelegramStandin() as server:
         env(TELEGRAM_BOT_TOKEN="123456:REPLY-TOKEN", GROVE_TELEGRAM_API_URL=server.api_url)
         yield server
-        close_bots()
 
 
-def test_outside_a_turn_a_long_reply_is_sent_at_once_in_pieces(tg: TelegramStandin) -> None:
+@pytest.fixture
+def sender(tg: TelegramStandin) -> Iterator[Sender]:
+    """The sender an entry point builds, its Bot pointed at the stand-in."""
+    api = LoopBot.open(get_settings())
+    yield Sender(api)
+    api.close()
+
+
+def test_outside_a_turn_a_long_reply_is_sent_at_once_in_pieces(tg: TelegramStandin, sender: Sender) -> None:
     text = "\n\n".join(f"Абзац {n}. " + "Голубике нужна кислая почва. " * 50 for n in range(5))
     reply = Reply(chat_id=CHAT, text=text, buttons=[[Button(label="👍", data="rate:1")]])
-    ids = send_reply("telegram", reply)
+    ids = send_reply("telegram", reply, sender)
     messages = tg.bot_messages(CHAT)
     assert [m["message_id"] for m in messages] == ids and len(ids) == len(split_text(text)) == 3
     assert [m["text"] for m in messages] == split_text(text)
@@ -116,16 +125,16 @@ def test_outside_a_turn_a_long_reply_is_sent_at_once_in_pieces(tg: TelegramStand
     assert messages[-1]["reply_markup"]["inline_keyboard"][0][0]["callback_data"] == "rate:1"
 
 
-def test_a_models_markdown_goes_as_telegram_html(tg: TelegramStandin) -> None:
-    send_reply("telegram", Reply(chat_id=CHAT, text="**Полив**: раз в неделю, 10 л & не больше", markdown=True))
+def test_a_models_markdown_goes_as_telegram_html(tg: TelegramStandin, sender: Sender) -> None:
+    send_reply("telegram", Reply(chat_id=CHAT, text="**Полив**: раз в неделю, 10 л & не больше", markdown=True), sender)
     [message] = tg.bot_messages(CHAT)
     assert (message["text"], message["parse_mode"]) == ("<b>Полив</b>: раз в неделю, 10 л &amp; не больше", "HTML")
 
 
-def test_a_reply_replacing_a_draft_edits_it_instead_of_sending_anew(tg: TelegramStandin) -> None:
-    [draft] = send_reply("telegram", Reply(chat_id=CHAT, text="Голубику поливают…"))
+def test_a_reply_replacing_a_draft_edits_it_instead_of_sending_anew(tg: TelegramStandin, sender: Sender) -> None:
+    [draft] = send_reply("telegram", Reply(chat_id=CHAT, text="Голубику поливают…"), sender)
     ids = send_reply("telegram", Reply(chat_id=CHAT, text="Голубику поливают часто и понемногу.",
-                                       replaces_message_id=draft))
+                                       replaces_message_id=draft), sender)
     assert ids == [draft]
     assert [m["text"] for m in tg.bot_messages(CHAT)] == ["Голубику поливают часто и понемногу."]
     assert len(tg.calls("editMessageText")) == 1
@@ -188,3 +197,51 @@ def test_a_failed_turn_queues_nothing_and_acknowledges_nothing(db: str, user_id:
         send_reply("telegram", Reply(chat_id=user_id, text="⏳ Индексирую", acknowledges_job=job))
         raise RuntimeError("the turn failed")
     assert _rows(db, user_id) == [] and _ack_id(db, job) is None
+
+
+# ------------------------------------------------------------------------------------------ the Bot handed in
+
+
+class MemoryBot:
+    """A `BotApi` in memory, as a test hands one in (httpx's MockTransport plays the same part)."""
+
+    def __init__(self, refuse_html: bool = False, flood: int = 0) -> None:
+        self.sent: list[dict[str, Any]] = []
+        self.refuse_html, self.flood = refuse_html, flood
+
+    def send_message(self, chat_id: int, text: str, *, parse_mode: str | None = None,
+                     reply_markup: Any = None) -> Any:
+        from types import SimpleNamespace
+
+        from telegram.error import BadRequest, RetryAfter
+
+        if self.flood:
+            self.flood -= 1
+            raise RetryAfter(0)
+        if self.refuse_html and parse_mode == "HTML":
+            raise BadRequest("Can't parse entities: unsupported start tag")
+        self.sent.append({"chat_id": chat_id, "text": text, "parse_mode": parse_mode, "markup": reply_markup})
+        return SimpleNamespace(message_id=len(self.sent))
+
+
+def test_the_sender_speaks_through_the_bot_it_is_handed() -> None:
+    bot = MemoryBot(flood=1)
+    ids = Sender(bot).send_now(Reply(chat_id=CHAT, text="**Полив** раз в неделю", markdown=True,  # type: ignore[arg-type]
+                                     buttons=[[Button(label="👍", data="rate:1")]]))
+    assert ids == [1]  # flood control waited out, then sent once
+    [message] = bot.sent
+    assert (message["text"], message["parse_mode"]) == ("<b>Полив</b> раз в неделю", "HTML")
+    assert message["markup"].inline_keyboard[0][0].callback_data == "rate:1"
+
+
+def test_html_the_bot_refuses_goes_again_as_plain_text() -> None:
+    bot = MemoryBot(refuse_html=True)
+    Sender(bot).send_now(Reply(chat_id=CHAT, text="**Полив** раз в неделю", markdown=True))  # type: ignore[arg-type]
+    assert [(m["text"], m["parse_mode"]) for m in bot.sent] == [("Полив раз в неделю", None)]
+
+
+def test_a_sender_with_no_bot_cannot_send_and_shows_no_views() -> None:
+    with pytest.raises(RuntimeError, match="TELEGRAM_BOT_TOKEN"):
+        Sender().send_now(Reply(chat_id=CHAT, text="привет"))
+    assert Sender().drafts() is None
+    Sender().answer_callback("telegram", "query-1")  # nothing to stop: no bot, no call, no error

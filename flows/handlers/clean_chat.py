@@ -8,11 +8,11 @@ from nodes.store.chat_history import clean_chat
 from nodes.store.consultation_state import clear_state
 from nodes.store.topics import close_user_topics
 from nodes.store.user_state import start_new_session
-from nodes.telegram.reply import answer_callback
+from nodes.telegram.reply import Sender
 
 
-def clean_chat_history(update: IncomingUpdate) -> list[Reply]:
-    answer_callback(update.origin, update.callback_id)
+def clean_chat_history(update: IncomingUpdate, sender: Sender) -> list[Reply]:
+    sender.answer_callback(update.origin, update.callback_id)
     clean_chat(update.user_id)
     clear_state(update.user_id)
     close_user_topics(update.user_id)

@@ -25,23 +25,23 @@ from nodes.ingestion.classify_input import classify_input
 from nodes.ingestion.voice_question import spoken, transcribe_question
 from nodes.store import confirmations
 from nodes.store.user_state import UserState, read_user_state
-from nodes.telegram.reply import typing_indicator
+from nodes.telegram.reply import Sender
 from nodes.telegram.stream import streaming
 
 
-def by_mode(update: IncomingUpdate) -> list[Reply]:
+def by_mode(update: IncomingUpdate, sender: Sender) -> list[Reply]:
     """A message that is not a command or a button: the user's mode decides what it is."""
     if editing_answer(update):  # an admin's corrected answer to a queued one
-        return moderation(update)
+        return moderation(update, sender)
     state = read_user_state(update.user_id)
     if state is None or state.current_mode is None:
         return [menu(update.chat_id, texts.NO_MODE_YET)]
     if not (update.text or update.attachments or update.command):
         return [Reply(chat_id=update.chat_id, text=texts.EMPTY_MESSAGE)]
-    return MODE_BRANCHES[state.current_mode](update, state)
+    return MODE_BRANCHES[state.current_mode](update, state, sender)
 
 
-def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
+def chat_branch(update: IncomingUpdate, state: UserState, sender: Sender) -> list[Reply]:
     """Чат: each message is a question, answered by the chat flow — or, when the deployment
     carries a domain profile, by the consultation flow (seed 000)."""
     from flows.answering import answering_flow
@@ -52,8 +52,8 @@ def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
         if voice is None:
             return offer_indexing(update)
         try:
-            with typing_indicator(update.origin, update.chat_id):
-                heard = transcribe_question(voice)
+            with sender.typing(update.origin, update.chat_id):
+                heard = transcribe_question(voice, sender.api)
         except IngestError as exc:
             if (run := current_run()) is not None:
                 run.fail(f"voice question not transcribed: {exc.reason}")
@@ -64,9 +64,9 @@ def chat_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
     # turn nor the history it is stored in can overflow the window.
     question = fit_question(update.text or "")
     settings = get_settings()  # the local model's speed may move the deadline, up to the call cap from now
-    with typing_indicator(update.origin, update.chat_id), \
+    with sender.typing(update.origin, update.chat_id), \
             deadline(settings.chat_deadline, at_most=settings.local_call_cap), \
-            streaming(update.origin, update.chat_id, user_id=update.user_id) as draft:
+            streaming(update.origin, update.chat_id, sender.drafts(), update.user_id) as draft:
         try:
             answer = answering_flow()(question.text, update.user_id, state.session_id,
                                       show=draft.show if draft else None)
@@ -96,7 +96,7 @@ def offer_indexing(update: IncomingUpdate) -> list[Reply]:
                   buttons=texts.index_offer_buttons(token))]
 
 
-def documents_branch(update: IncomingUpdate, state: UserState) -> list[Reply]:
+def documents_branch(update: IncomingUpdate, state: UserState, sender: Sender) -> list[Reply]:
     """База: classify the message into items and queue their indexing as a background job.
 
     The user is answered at once («Принял …»); a worker edits that message with progress
@@ -133,7 +133,7 @@ def index_now(update: IncomingUpdate, items: list[IngestItem]) -> list[Reply]:
 
 
 # What a message is in each mode (`user_state.current_mode`).
-MODE_BRANCHES: dict[str, Callable[[IncomingUpdate, UserState], list[Reply]]] = {
+MODE_BRANCHES: dict[str, Callable[[IncomingUpdate, UserState, Sender], list[Reply]]] = {
     "chat": chat_branch,
     "documents": documents_branch,
 }

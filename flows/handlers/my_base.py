@@ -4,13 +4,14 @@ there are in all — so a user can check what was indexed before asking about it
 from __future__ import annotations
 
 from grove.core.messages import IncomingUpdate, Reply
+from nodes.telegram.reply import Sender
 from nodes.store.document_store import user_documents
 
 LISTED = 20
 EMPTY = "Ваша база пока пуста. Выберите режим «База» (/start) и пришлите ссылки, файлы или голосовые."
 
 
-def show_base(update: IncomingUpdate) -> list[Reply]:
+def show_base(update: IncomingUpdate, sender: Sender) -> list[Reply]:
     documents, total = user_documents(update.user_id, LISTED)
     if not documents:
         return [Reply(chat_id=update.chat_id, text=EMPTY)]

@@ -11,6 +11,7 @@ apology and a Failed run, not retried; an update that kept killing its process i
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import uuid
@@ -26,16 +27,18 @@ from grove.core.shutdown import Interrupted
 from grove.store.db import StoreUnavailable
 from grove.core.messages import IncomingUpdate, Reply
 from grove.core.settings import get_settings
-from nodes.telegram.reply import console_turn, deliver_row, send_now, send_replies, send_reply
+from nodes.telegram.reply import CONSOLE, Sender, console_turn, send_replies, send_reply
 
 log = logging.getLogger(__name__)
 
 STORE_RETRY_DELAYS = [2.0, 5.0, 10.0, 20.0, 30.0, 60.0]
 
 
-def process(update: IncomingUpdate, *, parent_task_run_id: uuid.UUID | None = None) -> list[Reply]:
+def process(update: IncomingUpdate, sender: Sender = CONSOLE, *,
+            parent_task_run_id: uuid.UUID | None = None) -> list[Reply]:
     """One update as one turn (see the module docstring); returns the replies it made.
 
+    `sender`: the process's one sender (the console's when the process has no bot);
     `parent_task_run_id`: the Prefect task run (a lane, scale-out) this turn runs in."""
     durable = update.origin == "telegram" and update.update_id is not None
     source = outbox.Source(update_id=update.update_id) if durable else None
@@ -45,10 +48,10 @@ def process(update: IncomingUpdate, *, parent_task_run_id: uuid.UUID | None = No
                   parent_task_run_id=parent_task_run_id) as run:
         try:
             with (console_turn() if update.origin == "console" else nullcontext()), \
-                    outbox.committed(source, deliver_row):
-                replies = handle_update.fn(update)
+                    outbox.committed(source, sender.deliver_row):
+                replies = handle_update.fn(update, sender)
                 run.summary_markdown, run.summary_title = turn_summary(update, replies), "the turn"
-                send_replies(update.origin, replies)  # the one sender: into the outbox, sent after commit
+                send_replies(update.origin, replies, sender)  # into the outbox, sent after commit
                 if durable:
                     inbox.finish(update.update_id, "failed" if run.failure else "done",  # type: ignore[arg-type]
                                  error=run.failure, trace=run.summary())
@@ -56,21 +59,21 @@ def process(update: IncomingUpdate, *, parent_task_run_id: uuid.UUID | None = No
             raise
         except Exception as exc:
             log.exception("update %s of user %s failed", update.update_id, update.user_id)
-            _finish_failed(update, source, texts.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}", run)
+            _finish_failed(update, source, sender, texts.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}", run)
             raise
     return replies
 
 
-def _finish_failed(update: IncomingUpdate, source: outbox.Source | None, text: str, reason: str,
+def _finish_failed(update: IncomingUpdate, source: outbox.Source | None, sender: Sender, text: str, reason: str,
                    run: runs.Run | None = None) -> None:
     """Tell the user and close the update as failed, in one transaction (nothing else of the turn stays)."""
     reply = Reply(chat_id=update.chat_id, text=text)
     if run is not None:
         run.summary_markdown, run.summary_title = turn_summary(update, [reply]), "the turn"
     if source is None:  # the console, or an update not in the inbox: said at once
-        send_reply(update.origin, reply)
+        send_reply(update.origin, reply, sender)
         return
-    with outbox.committed(source, deliver_row):
+    with outbox.committed(source, sender.deliver_row):
         send_reply(update.origin, reply)
         inbox.finish(source.update_id, "failed", error=reason,  # type: ignore[arg-type]
                      trace=run.summary() if run else None)
@@ -95,27 +98,29 @@ def _quoted(text: str) -> str:
     return "\n".join(f"> {line}" if line.strip() else ">" for line in text.splitlines() or [""])
 
 
-def deliver(ids: list[int]) -> int:
+def deliver(ids: list[int], sender: Sender) -> int:
     """Send outbox rows now through the one sender; a failure leaves them for the sweep."""
-    return outbox.deliver_or_keep(ids, deliver_row)
+    return outbox.deliver_or_keep(ids, sender.deliver_row)
 
 
-def tell_store_down(update: IncomingUpdate) -> None:
+def tell_store_down(update: IncomingUpdate, sender: Sender) -> None:
     """Best effort, without the store: the user should not wonder why nothing happens."""
     try:
         if update.origin == "console":
             print(f"\n🤖 {texts.STORE_DOWN}")
         else:
-            send_now(Reply(chat_id=update.chat_id, text=texts.STORE_DOWN))
+            sender.send_now(Reply(chat_id=update.chat_id, text=texts.STORE_DOWN))
     except Exception as exc:  # noqa: BLE001
         log.warning("could not tell user %s that the store is down: %s", update.user_id, exc)
 
 
-def run_update(update: IncomingUpdate, stop: threading.Event,
-               run_turn: Callable[[IncomingUpdate], Any] = process) -> None:
+def run_update(update: IncomingUpdate, stop: threading.Event, sender: Sender,
+               run_turn: Callable[[IncomingUpdate], Any] | None = None) -> None:
     """One update to its end: claimed in the inbox, earlier replies first, then its turn; a lost
     store is waited out (the user told once) and the same turn runs again. Used by the
-    in-process lanes and by the lanes Prefect runs on task workers (`grove.app.engine`)."""
+    in-process lanes and by the lanes Prefect runs on task workers (`grove.app.engine`); the turn is
+    `run_turn`, by default `process` with `sender`."""
+    turn = run_turn or functools.partial(process, sender=sender)
     told = False
     for attempt in range(10_000):
         if stop.is_set():
@@ -126,11 +131,11 @@ def run_update(update: IncomingUpdate, stop: threading.Event,
                 if row is None:
                     return  # finished already (a redelivery, or recovery raced the receiver)
                 if row.attempts > inbox.MAX_ATTEMPTS:
-                    _finish_failed(update, outbox.Source(update_id=update.update_id), texts.GAVE_UP,
+                    _finish_failed(update, outbox.Source(update_id=update.update_id), sender, texts.GAVE_UP,
                                    f"gave up after {row.attempts - 1} interrupted attempts")
                     return
-                deliver(outbox.unsent(chat_id=update.chat_id))  # earlier replies go first
-            run_turn(update)
+                deliver(outbox.unsent(chat_id=update.chat_id), sender)  # earlier replies go first
+            turn(update)
             return
         except Interrupted:  # the service is stopping: rolled back, runs again at the next start
             if update.update_id is not None and update.origin == "telegram":
@@ -143,7 +148,7 @@ def run_update(update: IncomingUpdate, stop: threading.Event,
             if shutdown.requested():
                 return  # the store is being stopped with the rest: nothing to tell the user
             if not told:
-                tell_store_down(update)
+                tell_store_down(update, sender)
                 told = True
             wait = STORE_RETRY_DELAYS[min(attempt, len(STORE_RETRY_DELAYS) - 1)]
             log.warning("store unavailable for update %s (%s); retrying in %.0f s",
@@ -157,13 +162,14 @@ def run_update(update: IncomingUpdate, stop: threading.Event,
 class Dispatcher:
     """Turns in per-user lanes, fed by the receiver (bot) and by recovery after a crash."""
 
-    def __init__(self, *, workers: int | None = None,
+    def __init__(self, sender: Sender, *, workers: int | None = None,
                  run_turn: Callable[[IncomingUpdate], Any] | None = None,
                  parse: Callable[[dict[str, Any]], IncomingUpdate | None] | None = None) -> None:
         from grove.app.lanes import Lanes
 
         settings = get_settings()
-        self._run_turn = run_turn or process
+        self.sender = sender
+        self._run_turn = run_turn or functools.partial(process, sender=sender)
         self._parse = parse
         self._stop = threading.Event()
         self.lanes: Lanes[IncomingUpdate] = Lanes(self._work, workers or settings.workers, name="turn")
@@ -178,7 +184,7 @@ class Dispatcher:
 
     def recover(self) -> tuple[int, int]:
         """Deliver what a crash left unsent, then resume unfinished updates; returns (replies, updates)."""
-        delivered = deliver(outbox.unsent())
+        delivered = deliver(outbox.unsent(), self.sender)
         resumed = 0
         for row in inbox.unfinished():
             update = self._parse(row.payload) if self._parse else None
@@ -203,12 +209,12 @@ class Dispatcher:
             self._sweeper.join(timeout)
 
     def _work(self, update: IncomingUpdate) -> None:
-        run_update(update, self._stop, self._run_turn)
+        run_update(update, self._stop, self.sender, self._run_turn)
 
     def _sweep(self, every: float = 10.0) -> None:
         """Replies whose delivery failed (Telegram was down) are tried again in the background."""
         while not self._stop.wait(every):
             try:
-                deliver(outbox.unsent())
+                deliver(outbox.unsent(), self.sender)
             except Exception as exc:  # noqa: BLE001
                 log.info("outbox sweep skipped: %s", exc)

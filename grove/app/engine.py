@@ -29,6 +29,8 @@ from grove.core.messages import IncomingUpdate, Reply
 from grove.core.settings import get_settings
 from grove.store import inbox, jobs, lanes
 from grove.store.db import StoreUnavailable
+from nodes.telegram.api import LoopBot
+from nodes.telegram.reply import CONSOLE, Sender
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +116,7 @@ class LaneWorker:
     lease_seconds: float = 15.0
     stop: threading.Event = field(default_factory=threading.Event)
     parse: Callable[[dict[str, object]], IncomingUpdate | None] | None = None
+    sender: Sender = CONSOLE  # the process's one sender, which its entry point builds
 
     def run_lane(self, user_id: int, kind: str) -> str:
         from prefect.runtime import task_run
@@ -144,11 +147,11 @@ class LaneWorker:
         if update is None:
             inbox.finish(row.update_id, "skipped", error="not an update grove handles")
             return "done"
-        run_update(update, self.stop, functools.partial(self._turn, parent=run_id))
+        run_update(update, self.stop, self.sender, functools.partial(self._turn, parent=run_id))
         return "done"
 
     def _turn(self, update: IncomingUpdate, parent: uuid.UUID | None) -> list[Reply]:
-        replies = process(update, parent_task_run_id=parent)
+        replies = process(update, self.sender, parent_task_run_id=parent)
         for reply in replies:  # an upload acknowledged: its indexing is the user's jobs lane
             if reply.acknowledges_job is not None:
                 open_lane(update.user_id, "jobs")
@@ -161,7 +164,7 @@ class LaneWorker:
         job, busy = jobs.claim_next_of(user_id, self.name, get_settings().job_lease_seconds)
         if job is None:
             return "wait" if busy else "empty"
-        runner = JobWorker(name=self.name)
+        runner = JobWorker(self.sender, name=self.name)
         runner.stop_event = self.stop  # a stopping worker releases the job at its next batch
         runner.run_job(job)
         return "done"
@@ -193,7 +196,9 @@ def _worker() -> LaneWorker:
     if _current is None:
         from grove.channels.bot import parse_stored
 
-        _current = LaneWorker(parse=parse_stored, lease_seconds=get_settings().lane_lease_seconds).start()
+        settings = get_settings()
+        sender = Sender(LoopBot.open(settings)) if settings.bot_token else CONSOLE  # lives as long as the process
+        _current = LaneWorker(parse=parse_stored, lease_seconds=settings.lane_lease_seconds, sender=sender).start()
     return _current
 
 

@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +39,9 @@ from grove.infra.prefect_server import PrefectServer
 from grove.app import warm
 from grove.core import shutdown
 from grove.core.settings import Settings, child_environment, configure, get_settings
+
+if TYPE_CHECKING:
+    from nodes.telegram.reply import Sender
 
 log = logging.getLogger("grove")
 
@@ -434,15 +437,23 @@ def leave_within(seconds: float) -> None:
 def run_bot(settings: Settings) -> None:
     """Long polling by default; a webhook when GROVE_TELEGRAM_WEBHOOK_URL is set.
 
-    Before taking new updates, replies and updates a crash left behind are finished.
+    Before taking new updates, replies and updates a crash left behind are finished. The one sender
+    (a Bot on its own event loop, `nodes.telegram.api.LoopBot`) is made here and handed to the turns.
     """
+    from nodes.telegram.reply import opened
+
+    with opened(settings) as sender:
+        _run_bot(settings, sender)
+
+
+def _run_bot(settings: Settings, sender: Sender) -> None:
 
     from grove.channels.bot import ALLOWED_UPDATES, build_application, parse_stored, webhook_options
     from grove.core.messages import IncomingUpdate
     from grove.app.dispatch import Dispatcher
     from grove.store import inbox
 
-    dispatcher = Dispatcher(parse=parse_stored)
+    dispatcher = Dispatcher(sender, parse=parse_stored)
     inbox.forget_older_than(settings.inbox_keep_days)
     if settings.dispatch == "prefect":  # turns run on Prefect's task workers (grove/app/engine.py)
         from grove.app import engine
@@ -450,7 +461,7 @@ def run_bot(settings: Settings) -> None:
         from grove.app.dispatch import deliver
         from grove.store import outbox
 
-        delivered, resumed = deliver(outbox.unsent()), engine.sweep(unclaimed_seconds=0)
+        delivered, resumed = deliver(outbox.unsent(), sender), engine.sweep(unclaimed_seconds=0)
         threading.Thread(target=engine.sweep_forever, args=(dispatcher.stopping,), name="lane-sweeper",
                          daemon=True).start()
         submit: Callable[[IncomingUpdate], object] = engine.Receiver()

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from prefect import flow
 
-from flows.ingest import ingest as _ingest
+from flows.ingest import IngestOutcome, ingest as _ingest
 from flows.mode_switch import mode_switch as _mode_switch
+from grove.core.ingest_types import IngestItem
 from grove.core.messages import IncomingUpdate, Reply
 from grove.core.observe import flow as observed_flow
 
@@ -27,8 +28,11 @@ DEPLOYMENT_NAME = "grove"
 def handle_update(update: IncomingUpdate) -> list[Reply]:
     """The main workflow; one run per Telegram update, routed by user_state.current_mode."""
     from grove.app.dispatch import process
+    from grove.core.settings import get_settings
+    from nodes.telegram.reply import opened
 
-    return process(update)
+    with opened(get_settings()) as sender:
+        return process(update, sender)
 
 
 
@@ -37,18 +41,32 @@ def handle_update(update: IncomingUpdate) -> list[Reply]:
 def _mode_switch_said(update: IncomingUpdate) -> list[Reply]:
     """/start shows the menu; a press on «Чат» / «База» stores the mode and confirms it.
 
-    Run by itself (from the UI) there is no turn around it, so this entry point sends what
-    the flow returns (`send_replies`: at once, outside a turn), as the turn does for an update.
+    Run by itself (from the UI) there is no turn around it, so this entry point opens a sender
+    and sends what the flow returns at once (`send_replies` outside a turn), as the turn does for an update.
     """
-    from nodes.telegram.reply import send_replies
+    from grove.core.settings import get_settings
+    from nodes.telegram.reply import opened, send_replies
 
-    replies = _mode_switch(update)
-    send_replies(update.origin, replies)
+    with opened(get_settings()) as sender:
+        replies = _mode_switch(update, sender)
+        send_replies(update.origin, replies, sender)
     return replies
 
 
+@observed_flow(name="ingest", flow_run_name=_ingest.flow_run_name)
+def _ingest_said(items: list[IngestItem], owner_id: int, subcategory: str | None = None,
+                 job_id: int | None = None, pending: bool = False) -> list[IngestOutcome]:
+    """Index the items into the owner's base, each a parallel branch; the run is Failed (with the reasons)
+    if any item failed. Files users sent to the bot are downloaded by this run's own Bot."""
+    from grove.core.settings import get_settings
+    from nodes.telegram.reply import opened
+
+    with opened(get_settings()) as sender:
+        return _ingest.fn(items, owner_id, subcategory, job_id, pending, files=sender.api)
+
+
 mode_switch: Any = _mode_switch_said.to_prefect()
-ingest: Any = _ingest.to_prefect()
+ingest: Any = _ingest_said.to_prefect()
 
 
 def serve_flows() -> None:

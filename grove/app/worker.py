@@ -23,7 +23,7 @@ from grove.core import runs
 from grove.store.db import StoreUnavailable
 from grove.core.messages import Reply
 from grove.core.settings import get_settings
-from nodes.telegram.reply import deliver_row, send_now, send_replies
+from nodes.telegram.reply import Sender, opened, send_replies
 
 log = logging.getLogger(__name__)
 
@@ -34,15 +34,16 @@ STORE_LOST = ("База данных сейчас недоступна: инде
 GAVE_UP = "Не получилось проиндексировать: обработка несколько раз прерывалась. Попробуйте прислать ещё раз."
 FAILED = "Не получилось проиндексировать: внутренняя ошибка. Попробуйте, пожалуйста, ещё раз позже."
 
-# What runs a job of each kind (a registry: a new kind of background work is one entry); it returns
-# how the job ends, which `close` writes.
-KINDS: dict[str, Callable[[jobs.Job, threading.Event], jobs.Ending]] = {
+# What runs a job of each kind (a registry: a new kind of background work is one entry), handed the
+# worker's sender for its progress and downloads; it returns how the job ends, which `close` writes.
+KINDS: dict[str, Callable[[jobs.Job, threading.Event, Sender], jobs.Ending]] = {
     "ingest": ingest_job,
 }
 
 
 class JobWorker:
-    def __init__(self, name: str | None = None, poll: float = 1.0) -> None:
+    def __init__(self, sender: Sender, name: str | None = None, poll: float = 1.0) -> None:
+        self.sender = sender
         self.name = name or f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident() % 10000}"
         self.poll = poll
         self.stop_event = threading.Event()
@@ -84,7 +85,7 @@ class JobWorker:
         heartbeat.start()
         lost = False
         try:
-            close(job, KINDS[job.kind](job, stop))
+            close(job, KINDS[job.kind](job, stop, self.sender), self.sender)
             self.done += 1
         except (JobStopped, StoreUnavailable) as exc:
             lost = isinstance(exc, StoreUnavailable)
@@ -102,7 +103,7 @@ class JobWorker:
 
     def _tell_store_lost(self, job: jobs.Job) -> None:
         try:
-            send_now(Reply(chat_id=job.chat_id, text=STORE_LOST))
+            self.sender.send_now(Reply(chat_id=job.chat_id, text=STORE_LOST))
         except Exception as exc:  # noqa: BLE001
             log.warning("could not tell user %s the store is gone: %s", job.user_id, exc)
 
@@ -135,13 +136,13 @@ class JobWorker:
         with runs.run("ingest-job", f"ingest-job-{job.id}-user{job.user_id}", {"job": job}) as run:
             run.fail(reason)
             close(job, jobs.Ending(replies=[Reply(chat_id=job.chat_id, text=text, edits_reply=job.ack_id)],
-                                   status="failed", error=reason))
+                                   status="failed", error=reason), self.sender)
 
 
-def close(job: jobs.Job, ending: jobs.Ending) -> None:
-    """The job's last writes, its replies and its end in one transaction; the replies sent once it
-    commits (as a turn's are, `grove.app.dispatch.process`)."""
-    with outbox.committed(outbox.Source(job_id=job.id), deliver_row):
+def close(job: jobs.Job, ending: jobs.Ending, sender: Sender) -> None:
+    """The job's last writes, its replies and its end in one transaction; the replies sent by `sender`
+    once it commits (as a turn's are, `grove.app.dispatch.process`)."""
+    with outbox.committed(outbox.Source(job_id=job.id), sender.deliver_row):
         if ending.writes is not None:
             ending.writes()
         send_replies("telegram", ending.replies)
@@ -152,12 +153,13 @@ def work_forever() -> None:
     """`grove work`: run jobs until SIGTERM / Ctrl-C. Either stops the job in hand at its next
     batch and gives it back at once (`jobs.release`), so the next start resumes it instead of
     waiting out its lease."""
-    worker = JobWorker()
+    with opened(get_settings()) as sender:
+        worker = JobWorker(sender)
 
-    def stop(signum: int, frame: object) -> None:
-        worker.stop_event.set()
+        def stop(signum: int, frame: object) -> None:
+            worker.stop_event.set()
 
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    log.info("worker %s taking jobs", worker.name)
-    worker.run()
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        log.info("worker %s taking jobs", worker.name)
+        worker.run()

@@ -12,12 +12,16 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grove.core.messages import Attachment
 from grove.core.observe import task
 from grove.core.settings import get_settings
 from nodes.ingestion.classify_input import classify_message
 from grove.core.ingest_types import IngestError
+
+if TYPE_CHECKING:
+    from nodes.telegram.api import BotApi
 
 SPOKEN_KINDS = ("voice", "audio", "video_note", "video")
 _TIMESTAMP = re.compile(r"^\[\d{1,2}:\d{2}(?::\d{2})?\]\s*", re.MULTILINE)
@@ -36,8 +40,8 @@ def duration_text(seconds: float) -> str:
 
 
 @task(name="transcribe-voice-question")
-def transcribe_question(attachment: Attachment) -> str:
-    """The spoken question as plain text. Raises IngestError with a Russian message for the user."""
+def transcribe_question(attachment: Attachment, api: BotApi | None) -> str:
+    """The spoken question as plain text, downloaded through `api`. Raises IngestError with a Russian message for the user."""
     from nodes.telegram.files import download_telegram_file
     from nodes.ingestion.transcribe import transcribe_media
 
@@ -49,7 +53,7 @@ def transcribe_question(attachment: Attachment) -> str:
     item = next((i for i in classify_message(None, [attachment]) if i.kind == "media"), None)
     if item is None:
         raise IngestError("Это не похоже на голосовое сообщение.", f"attachment {attachment.kind} is not media")
-    downloaded = download_telegram_file(item)
+    downloaded = download_telegram_file(item, api)
     assert downloaded.path is not None  # download_telegram_file always sets it
     try:
         document = transcribe_media(downloaded.path, source_type="voice", source_identifier=item.source_identifier)

@@ -18,7 +18,7 @@ from telegram.error import BadRequest
 
 from grove.core.settings import get_settings
 from grove.core.ingest_types import IngestError, IngestItem
-from nodes.telegram.reply import telegram_bot
+from nodes.telegram.api import BotApi
 
 TELEGRAM_DOWNLOAD_LIMIT = 20 * 1024 * 1024
 
@@ -37,8 +37,8 @@ def download_limit() -> int:
 
 @task(name="download-telegram-file", retries=2, retry_delay_seconds=[2, 6],
       retry_condition_fn=lambda exc: not isinstance(exc, IngestError | ValueError))  # a refusal or a bad item: final
-def download_telegram_file(item: IngestItem) -> IngestItem:
-    """The same item with `path` pointing at the downloaded bytes."""
+def download_telegram_file(item: IngestItem, api: BotApi | None) -> IngestItem:
+    """The same item with `path` pointing at the downloaded bytes, fetched through `api` (the process's bot)."""
     limit = download_limit()
     name = item.file_name or item.source_identifier
     if _too_big(item.file_size, limit):
@@ -49,28 +49,24 @@ def download_telegram_file(item: IngestItem) -> IngestItem:
         )
     if not item.telegram_file_id:
         raise ValueError("item has no telegram_file_id")
+    if api is None:
+        raise ValueError("no Telegram bot was handed in to download the file with")
     folder = Path(tempfile.mkdtemp(prefix="grove-upload-"))
     suffix = Path(item.file_name or "").suffix[:16]
     target = folder / f"upload{suffix}"
-    bot = telegram_bot()
-    file_id = item.telegram_file_id
-
-    async def fetch(b):  # type: ignore[no-untyped-def]
-        try:
-            telegram_file = await b.get_file(file_id)
-        except BadRequest as exc:
-            if "too big" in str(exc).lower():
-                raise IngestError(
-                    f"Файл «{name}» больше {limit // 1024 // 1024} МБ: бот не может его скачать.",
-                    f"getFile refused: {exc}",
-                ) from exc
-            raise
-        if _too_big(telegram_file.file_size, limit):
+    try:
+        telegram_file = api.get_file(item.telegram_file_id)
+    except BadRequest as exc:
+        if "too big" in str(exc).lower():
             raise IngestError(
                 f"Файл «{name}» больше {limit // 1024 // 1024} МБ: бот не может его скачать.",
-                f"getFile reports {telegram_file.file_size} bytes",
-            )
-        await telegram_file.download_to_drive(target)
-
-    bot.call(fetch, timeout=300)
+                f"getFile refused: {exc}",
+            ) from exc
+        raise
+    if _too_big(telegram_file.file_size, limit):
+        raise IngestError(
+            f"Файл «{name}» больше {limit // 1024 // 1024} МБ: бот не может его скачать.",
+            f"getFile reports {telegram_file.file_size} bytes",
+        )
+    api.download(telegram_file, target)
     return item.model_copy(update={"path": str(target), "file_size": target.stat().st_size})

@@ -20,15 +20,21 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol, TypeVar
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+from telegram.error import BadRequest, EndPointNotFound, InvalidToken, RetryAfter
 
 from grove.core import shutdown
 from grove.core.messages import Origin, stop_data
 from grove.core.settings import get_settings
+from nodes.telegram.api import TELEGRAM_TEXT_LIMIT, BotApi, retry_after_seconds, split_text
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Draft", "DraftApi", "DraftsRefused", "Screen", "Show", "after", "beneath", "streaming", "watched"]
+T = TypeVar("T")
+
+__all__ = ["BotDrafts", "Draft", "DraftApi", "DraftsRefused", "Screen", "Show", "after", "beneath", "streaming", "watched"]
 
 MORE = " …"
 STOP_LABEL = "⏹ Стоп"
@@ -241,8 +247,6 @@ class Draft:
 
 def _view(text: str) -> str:
     """What the draft shows: the text's first Telegram-sized piece, marked as unfinished."""
-    from nodes.telegram.reply import TELEGRAM_TEXT_LIMIT, split_text
-
     return split_text(text, TELEGRAM_TEXT_LIMIT - len(MORE))[0] + MORE
 
 
@@ -294,64 +298,61 @@ def watched(show: Show | None) -> tuple[Show | None, Screen]:
     return noted, screen
 
 
-class _TelegramApi:
-    """The draft's calls through the process's Bot (`nodes.telegram.reply.telegram_bot`)."""
+class BotDrafts:
+    """The draft's calls through a `BotApi` (the process's, handed to the turn in its `Sender`)."""
 
-    def _call(self, action: Callable[[Any], Any]) -> Any:
-        from telegram.error import RetryAfter
+    def __init__(self, api: BotApi) -> None:
+        self.api = api
 
-        from nodes.telegram.reply import retry_after_seconds, telegram_bot
-
+    @staticmethod
+    def _call(action: Callable[[], T]) -> T:
         try:
-            return telegram_bot().call(action, timeout=15)
+            return action()
         except RetryAfter as exc:
             raise RetryLater(retry_after_seconds(exc)) from exc
 
     def send(self, chat_id: int, text: str, stop: str | None = None) -> int:
         markup = _stop_button(stop)
-        return int(self._call(lambda b: b.send_message(chat_id=chat_id, text=text, reply_markup=markup)).message_id)
+        return self._call(lambda: self.api.send_message(chat_id, text, reply_markup=markup)).message_id
 
     def edit(self, chat_id: int, message_id: int, text: str, stop: str | None = None) -> None:
         markup = _stop_button(stop)
-        self._call(lambda b: b.edit_message_text(text, chat_id=chat_id, message_id=message_id, reply_markup=markup))
+        self._call(lambda: self.api.edit_message_text(text, chat_id=chat_id, message_id=message_id,
+                                                      reply_markup=markup))
 
     def delete(self, chat_id: int, message_id: int) -> None:
-        self._call(lambda b: b.delete_message(chat_id=chat_id, message_id=message_id))
+        self._call(lambda: self.api.delete_message(chat_id, message_id))
 
     def draft(self, chat_id: int, draft_id: int, text: str) -> None:
-        from telegram.error import BadRequest, EndPointNotFound, InvalidToken
-
         try:  # PTB reports a 404 from a method as InvalidToken, 22.x as EndPointNotFound
-            self._call(lambda b: b.send_message_draft(chat_id=chat_id, draft_id=draft_id, text=text,
-                                                      api_kwargs={"can_stop": True, "keep_on_stop": True}))
+            self._call(lambda: self.api.send_message_draft(chat_id, draft_id, text))
         except (EndPointNotFound, InvalidToken, BadRequest) as exc:
             raise DraftsRefused(str(exc)) from exc
 
 
-def _stop_button(data: str | None) -> Any:
+def _stop_button(data: str | None) -> InlineKeyboardMarkup | None:
     if data is None:
         return None
-    from telegram import InlineKeyboardButton, InlineKeyboardMarkup
-
     return InlineKeyboardMarkup([[InlineKeyboardButton(STOP_LABEL, callback_data=data)]])
 
 
 @contextmanager
 def streaming(origin: Origin, chat_id: int, api: DraftApi | None = None,
               user_id: int | None = None) -> Iterator[Draft | None]:
-    """The draft message the turn's answer is shown in while it is written (Telegram only, if enabled).
+    """The draft message the turn's answer is shown in while it is written (Telegram only, if enabled),
+    through `api` (None: the process has no bot, and nothing is streamed).
 
     Yields the draft (its `show` is handed to the answering flow; its ``message_id`` is what the final
     reply replaces) or None when nothing is streamed. An exception leaving the block deletes the draft.
     """
     settings = get_settings()
-    if origin != "telegram" or not settings.stream_answers:
+    if origin != "telegram" or api is None or not settings.stream_answers:
         yield None
         return
     interval = settings.stream_edit_interval if chat_id > 0 else max(settings.stream_edit_interval, GROUP_INTERVAL)
     native = settings.stream_drafts and chat_id > 0 and not _drafts_refused.is_set()  # private chats only
     stop = secrets.randbelow(2**31 - 1) + 1  # the native draft's id; the «Стоп» button's token
-    draft = Draft(chat_id, api or _TelegramApi(), interval=interval, first_chars=settings.stream_first_chars,
+    draft = Draft(chat_id, api, interval=interval, first_chars=settings.stream_first_chars,
                   schedule=in_a_thread, delay=settings.stream_first_delay, draft_id=stop if native else None,
                   stop=stop_data(stop))
     try:

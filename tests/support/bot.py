@@ -21,13 +21,17 @@ from grove.channels.bot import ALLOWED_UPDATES, build_application, parse_stored
 from grove.app.dispatch import Dispatcher
 from grove.core.settings import get_settings
 from grove.app.worker import JobWorker
+from nodes.telegram.api import LoopBot
+from nodes.telegram.reply import Sender
 from tests.support.telegram_standin import TelegramStandin
 
 
 def new_bot(**dispatcher: Any) -> Application:
-    """A fresh Application and dispatcher, as a new bot process would build them."""
+    """A fresh Application and dispatcher with its sender, as a new bot process would build them
+    (`running` closes the sender's Bot)."""
     settings = get_settings().model_copy(update={"telegram_poll_timeout": 1})
-    turns = Dispatcher(parse=parse_stored, **dispatcher)
+    sender = Sender(LoopBot.open(settings))
+    turns = Dispatcher(sender, parse=parse_stored, **dispatcher)
     app = build_application(settings, turns.submit, commands=MENU)
     app.bot_data["dispatcher"] = turns
     return app
@@ -43,7 +47,7 @@ async def running(app: Application, *, worker: bool = False) -> AsyncIterator[Ap
     if turns is not None:
         await asyncio.to_thread(turns.recover)
         turns.start()
-    jobs = JobWorker(poll=0.2).start() if worker else None
+    jobs = JobWorker(turns.sender, poll=0.2).start() if worker else None  # a worker shares the bot's sender
     try:
         async with app:
             if app.post_init is not None:  # run_polling / run_webhook call it after initialize()
@@ -60,6 +64,8 @@ async def running(app: Application, *, worker: bool = False) -> AsyncIterator[Ap
             await asyncio.to_thread(turns.stop, 30)
         if jobs is not None:
             await asyncio.to_thread(jobs.stop, 30)
+        if turns is not None and isinstance(turns.sender.api, LoopBot):
+            await asyncio.to_thread(turns.sender.api.close)
 
 
 async def choose_chat(standin: TelegramStandin, user_id: int) -> None:
