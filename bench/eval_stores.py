@@ -120,6 +120,12 @@ Sets (nothing here edits a set):
   built from its DocBook into one HTML page and converted to one ODT by LibreOffice; both committed in bench/sets/docs/
   and ingested as files), each with 10 unanswerable ones: written on 2026-11-28 after AI and AJ, held out, with
   `facts` as AI and AJ.
+* ``kwordquiz``, ``kig`` — sets AM and AN (bench/sets/kwordquiz_handbook_pdf_ru.json: 20 questions over the whole
+  Russian handbook of the KWordQuiz vocabulary trainer, built from its DocBook into one HTML page, opened by
+  LibreOffice Writer and exported to one PDF; bench/sets/kig_handbook_docx_ru.json: 20 questions over the whole Russian
+  handbook of the Kig interactive geometry program, built from its DocBook into one HTML page and converted to one DOCX
+  by pandoc; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on
+  2026-11-28 after AK and AL, held out, with `facts` as AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -176,7 +182,8 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "installguide", "omegat", "flowblade", "aptitude", "mandb", "pymorphy2", "aisleriot", "gnomehelp",
              "mchelp", "skycultures", "evolution", "evince", "terminal", "seahorse", "kturtle", "kalarm",
              "marble", "maintguide", "kmplot", "emacs", "sysmonitor", "rhythmbox", "kmail", "gnote",
-             "gwenview", "dolphin", "konsole", "akregator", "kolourpaint", "okular", "kcalc", "kompare")
+             "gwenview", "dolphin", "konsole", "akregator", "kolourpaint", "okular", "kcalc", "kompare",
+             "kwordquiz", "kig")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -420,6 +427,9 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "okular": lambda: load_needle_set("okular_handbook_odt_ru.json", "okular", "okular_handbook_odt_silent_ru.json"),
         "kcalc": lambda: load_needle_set("kcalc_handbook_pdf_ru.json", "kcalc", "kcalc_handbook_pdf_silent_ru.json"),
         "kompare": lambda: load_needle_set("kompare_handbook_odt_ru.json", "kompare", "kompare_handbook_odt_silent_ru.json"),
+        "kwordquiz": lambda: load_needle_set("kwordquiz_handbook_pdf_ru.json", "kwordquiz",
+                                             "kwordquiz_handbook_pdf_silent_ru.json"),
+        "kig": lambda: load_needle_set("kig_handbook_docx_ru.json", "kig", "kig_handbook_docx_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
