@@ -152,7 +152,6 @@ GLOBAL_STATE = {
     "grove/store/outbox.py": "whose replies a block collects (an update's turn or a job)",
     "nodes/embedding/embedder.py": "the embedding model, loaded once per process",
     "nodes/ingestion/transcribe.py": "the speech model, loaded once per process",
-    "nodes/telegram/reply.py": "console replies held until the turn's transaction commits",
 }
 
 

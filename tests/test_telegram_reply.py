@@ -17,7 +17,7 @@ from grove.store.db import unit_of_work
 from grove.store.outbox import Source, collecting
 from grove.core.settings import get_settings
 from nodes.telegram.api import LoopBot
-from nodes.telegram.reply import TELEGRAM_TEXT_LIMIT, Sender, console_turn, send_replies, send_reply, split_text
+from nodes.telegram.reply import TELEGRAM_TEXT_LIMIT, Sender, send_reply, split_text
 from tests.support.telegram_standin import TelegramStandin
 
 CHAT = 5151
@@ -77,22 +77,6 @@ def test_the_console_prints_the_reply_and_its_buttons(capsys: pytest.CaptureFixt
     assert capsys.readouterr().out == "\n🤖 Выберите режим\n   [Чат]  [Документы]\n"
     send_reply("console", Reply(chat_id=1, text="## Полив\n**Раз** в неделю, `10 л`", markdown=True))
     assert capsys.readouterr().out == "\n🤖 Полив\nРаз в неделю, 10 л\n"  # Markdown shown without its markers
-
-
-def test_inside_a_console_turn_replies_wait_for_its_end(capsys: pytest.CaptureFixture[str]) -> None:
-    with console_turn():
-        send_replies("console", [Reply(chat_id=1, text="один"), Reply(chat_id=1, text="два")])
-        assert capsys.readouterr().out == ""  # held while the turn runs
-    assert capsys.readouterr().out == "\n🤖 один\n\n🤖 два\n"
-
-
-def test_a_failed_console_turn_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(RuntimeError), console_turn():
-        send_reply("console", Reply(chat_id=1, text="Режим «Чат» включён"))
-        raise RuntimeError("the turn failed before it committed")
-    assert capsys.readouterr().out == ""
-    send_reply("console", Reply(chat_id=1, text="после"))  # the hold ended with the turn
-    assert capsys.readouterr().out == "\n🤖 после\n"
 
 
 # ------------------------------------------------------------------------------------------ Telegram, outside a turn

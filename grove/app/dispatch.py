@@ -16,7 +16,6 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable
-from contextlib import nullcontext
 from typing import Any
 
 from flows import texts
@@ -27,7 +26,7 @@ from grove.core.shutdown import Interrupted
 from grove.store.db import StoreUnavailable
 from grove.core.messages import IncomingUpdate, Reply
 from grove.core.settings import get_settings
-from nodes.telegram.reply import CONSOLE, Sender, console_turn, send_replies, send_reply
+from nodes.telegram.reply import CONSOLE, Sender, send_replies, send_reply
 
 log = logging.getLogger(__name__)
 
@@ -47,14 +46,15 @@ def process(update: IncomingUpdate, sender: Sender = CONSOLE, *,
     with runs.run("handle-update", run_name(parameters), parameters, tags=[f"user:{update.user_id}"],
                   parent_task_run_id=parent_task_run_id) as run:
         try:
-            with (console_turn() if update.origin == "console" else nullcontext()), \
-                    outbox.committed(source, sender.deliver_row):
+            with outbox.committed(source, sender.deliver_row):
                 replies = handle_update.fn(update, sender)
                 run.summary_markdown, run.summary_title = turn_summary(update, replies), "the turn"
-                send_replies(update.origin, replies, sender)  # into the outbox, sent after commit
                 if durable:
+                    send_replies(update.origin, replies, sender)  # into the outbox, sent after commit
                     inbox.finish(update.update_id, "failed" if run.failure else "done",  # type: ignore[arg-type]
                                  error=run.failure, trace=run.summary())
+            if not durable:  # no outbox (the console, an update outside the inbox): said once committed
+                send_replies(update.origin, replies, sender)
         except StoreUnavailable:
             raise
         except Exception as exc:

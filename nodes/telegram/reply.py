@@ -18,7 +18,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
-from contextvars import ContextVar
 from typing import TypeVar
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
@@ -36,7 +35,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-__all__ = ["CONSOLE", "TELEGRAM_TEXT_LIMIT", "Sender", "console_turn", "opened", "send_replies", "send_reply", "split_text"]
+__all__ = ["CONSOLE", "TELEGRAM_TEXT_LIMIT", "Sender", "opened", "send_replies", "send_reply", "split_text"]
 
 
 def _markup(reply: Reply) -> InlineKeyboardMarkup | None:
@@ -45,28 +44,6 @@ def _markup(reply: Reply) -> InlineKeyboardMarkup | None:
     return InlineKeyboardMarkup(
         [[InlineKeyboardButton(b.label, callback_data=b.data) for b in row] for row in reply.buttons]
     )
-
-
-# Console replies made inside a turn wait here until the turn's transaction commits (`console_turn`).
-_console_held: ContextVar[list[Reply] | None] = ContextVar("console_held", default=None)
-
-
-@contextmanager
-def console_turn() -> Iterator[None]:
-    """Hold the console's replies until the block ends, then print them.
-
-    Like Telegram replies in the outbox, a console reply is shown only once the turn that made
-    it has committed: printed mid-turn, «Режим «Чат» включён» could be read and the console
-    closed before the mode was stored.
-    """
-    held: list[Reply] = []
-    token = _console_held.set(held)
-    try:
-        yield
-    finally:
-        _console_held.reset(token)
-    for reply in held:  # not reached when the turn failed: its writes were rolled back too
-        _print_reply(reply)
 
 
 def _print_reply(reply: Reply) -> None:
@@ -83,12 +60,8 @@ def send_reply(origin: Origin, reply: Reply, sender: Sender | None = None) -> li
     and delivered once the turn commits; the ids are then known only to the outbox. Outside
     one it is sent at once by `sender`.
     """
-    if origin == "console":
-        held = _console_held.get()
-        if held is not None:
-            held.append(reply)
-        else:
-            _print_reply(reply)
+    if origin == "console":  # a turn says its replies once it has committed (`grove.app.dispatch.process`)
+        _print_reply(reply)
         return []
     if outbox.current_source() is not None:
         row = outbox.add(reply.chat_id, reply.model_dump(mode="json"), edit_of=reply.edits_reply)
