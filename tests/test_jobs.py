@@ -201,7 +201,7 @@ def test_release_gives_the_job_back_at_once(pg_url: str, user_id: int) -> None:
 def test_set_ack_is_returned_with_the_claim(pg_url: str, user_id: int) -> None:
     kind = _kind(user_id)
     job_id = jobs.enqueue(kind, user_id, user_id, {})
-    ack = outbox.add(user_id, {"text": "Файл принят, индексирую…"})
+    ack = outbox.add(user_id, {"text": "Файл принят, индексирую…"}, outbox.Source(update_id=user_id))
     jobs.set_ack(job_id, ack)
     assert _job(pg_url, job_id)["ack_id"] == ack
     claimed = jobs.claim("w", 60, [kind])
@@ -231,7 +231,7 @@ def test_a_jobs_ending_is_written_in_one_transaction_and_sent_after_it(
         return int(row[0])
 
     def full_disk() -> None:
-        outbox.add(user_id, {"text": "не должно остаться"})  # written in the same transaction
+        outbox.add(user_id, {"text": "не должно остаться"}, outbox.Source(job_id=job_id))  # in the same transaction
         raise RuntimeError("disk full")
 
     reply = Reply(chat_id=user_id, text="Проиндексировано: малина.pdf")

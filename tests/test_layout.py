@@ -149,7 +149,6 @@ GLOBAL_STATE = {
     "grove/core/settings.py": "the settings, read from the environment once per process",
     "grove/core/shutdown.py": "the stop switch of the turn a thread runs",
     "grove/store/db.py": "the connection pool and the current unit of work",
-    "grove/store/outbox.py": "whose replies a block collects (an update's turn or a job)",
     "nodes/embedding/embedder.py": "the embedding model, loaded once per process",
     "nodes/ingestion/transcribe.py": "the speech model, loaded once per process",
 }

@@ -54,15 +54,11 @@ def _row(pg_url: str, outbox_id: int) -> dict[str, Any]:
     return row
 
 
-def test_add_inside_collecting_belongs_to_the_source(pg_url: str, user_id: int) -> None:
-    with outbox.collecting(Source(update_id=user_id)):
-        assert outbox.current_source() == Source(update_id=user_id)
-        first = outbox.add(user_id, {"text": "один"})
-        with outbox.collecting(Source(job_id=user_id)):
-            from_job = outbox.add(user_id, {"text": "из задачи"})
-        second = outbox.add(user_id, {"text": "два"})
-    outside = outbox.add(user_id, {"text": "без источника"})
-    assert outbox.current_source() is None
+def test_a_reply_belongs_to_the_source_it_is_added_with(pg_url: str, user_id: int) -> None:
+    first = outbox.add(user_id, {"text": "один"}, Source(update_id=user_id))
+    from_job = outbox.add(user_id, {"text": "из задачи"}, Source(job_id=user_id))
+    second = outbox.add(user_id, {"text": "два"}, Source(update_id=user_id))
+    outside = outbox.add(user_id, {"text": "без источника"}, Source())
 
     assert {k: _row(pg_url, first)[k] for k in ("update_id", "job_id", "chat_id", "payload", "sent")} == \
         {"update_id": user_id, "job_id": None, "chat_id": user_id, "payload": {"text": "один"}, "sent": False}
@@ -76,12 +72,12 @@ def test_add_inside_collecting_belongs_to_the_source(pg_url: str, user_id: int) 
 
 
 def test_a_reply_commits_with_its_turn(pg_url: str, user_id: int) -> None:
-    with pytest.raises(RuntimeError), unit_of_work(), outbox.collecting(Source(update_id=user_id)):
-        outbox.add(user_id, {"text": "не дойдёт"})
+    with pytest.raises(RuntimeError), unit_of_work():
+        outbox.add(user_id, {"text": "не дойдёт"}, Source(update_id=user_id))
         raise RuntimeError("the turn failed")
     assert outbox.unsent(Source(update_id=user_id)) == []
-    with unit_of_work(), outbox.collecting(Source(update_id=user_id)):
-        kept = outbox.add(user_id, {"text": "дойдёт"})
+    with unit_of_work():
+        kept = outbox.add(user_id, {"text": "дойдёт"}, Source(update_id=user_id))
     assert outbox.unsent(Source(update_id=user_id)) == [kept]
 
 
@@ -101,7 +97,7 @@ def test_deliver_sends_in_order_and_only_once(pg_url: str, user_id: int) -> None
 
 
 def test_two_processes_sweeping_at_once_send_each_reply_once(pg_url: str, user_id: int) -> None:
-    ids = [outbox.add(user_id, {"text": f"ответ {n}"}) for n in range(12)]
+    ids = [outbox.add(user_id, {"text": f"ответ {n}"}, Source()) for n in range(12)]
     sender = Sender()
 
     def slow(row: OutboxRow, sent: Callable[[int], None]) -> None:
@@ -126,7 +122,7 @@ def test_two_processes_sweeping_at_once_send_each_reply_once(pg_url: str, user_i
 
 
 def test_a_long_reply_records_each_piece(pg_url: str, user_id: int) -> None:
-    reply = outbox.add(user_id, {"text": "длинный", "pieces": 3})
+    reply = outbox.add(user_id, {"text": "длинный", "pieces": 3}, Source())
     sender = Sender()
     assert outbox.deliver([reply], sender) == 1
     assert [piece for *_, piece in sender.sent] == [0, 1, 2]
@@ -136,7 +132,7 @@ def test_a_long_reply_records_each_piece(pg_url: str, user_id: int) -> None:
 
 
 def test_undeliverable_is_marked_done_with_the_error(pg_url: str, user_id: int) -> None:
-    blocked, fine = outbox.add(user_id, {"text": "a"}), outbox.add(user_id, {"text": "b"})
+    blocked, fine = outbox.add(user_id, {"text": "a"}, Source()), outbox.add(user_id, {"text": "b"}, Source())
     sender = Sender()
     sender.fail[blocked] = Undeliverable("Forbidden: bot was blocked by the user")
     assert outbox.deliver([blocked, fine], sender) == 1
@@ -149,7 +145,7 @@ def test_undeliverable_is_marked_done_with_the_error(pg_url: str, user_id: int) 
 
 
 def test_a_transient_failure_leaves_the_reply_for_a_later_sweep(pg_url: str, user_id: int) -> None:
-    first, second = outbox.add(user_id, {"text": "первый", "pieces": 2}), outbox.add(user_id, {"text": "второй"})
+    first, second = outbox.add(user_id, {"text": "первый", "pieces": 2}, Source()), outbox.add(user_id, {"text": "второй"}, Source())
     sender = Sender()
     sender.fail[first] = ConnectionError("Telegram timed out")
     sender.fail_after_pieces[first] = 1  # the first piece went out, the second did not
@@ -168,20 +164,20 @@ def test_a_transient_failure_leaves_the_reply_for_a_later_sweep(pg_url: str, use
 
 
 def test_an_edit_points_at_the_earlier_replys_message(pg_url: str, user_id: int) -> None:
-    progress = outbox.add(user_id, {"text": "Индексирую…", "pieces": 2})
+    progress = outbox.add(user_id, {"text": "Индексирую…", "pieces": 2}, Source())
     sender = Sender()
     outbox.deliver([progress], sender)
     assert outbox.message_id_of(progress) == 1000
-    done = outbox.add(user_id, {"text": "Готово"}, edit_of=progress)
+    done = outbox.add(user_id, {"text": "Готово"}, Source(), edit_of=progress)
     assert _row(pg_url, done)["edit_of"] == progress
     outbox.deliver([done], sender)
     assert sender.sent[-1] == (done, user_id, {"text": "Готово"}, 1000, 0)
 
 
 def test_an_edit_of_an_undelivered_reply_sends_that_reply_first_then_edits_it(pg_url: str, user_id: int) -> None:
-    progress = outbox.add(user_id, {"text": "Индексирую…"})
+    progress = outbox.add(user_id, {"text": "Индексирую…"}, Source())
     assert outbox.message_id_of(progress) is None
-    done = outbox.add(user_id, {"text": "Готово"}, edit_of=progress)
+    done = outbox.add(user_id, {"text": "Готово"}, Source(), edit_of=progress)
     sender = Sender()
     assert outbox.deliver([done], sender) == 1
     assert sender.sent == [(progress, user_id, {"text": "Индексирую…"}, None, 0),
@@ -192,8 +188,8 @@ def test_an_edit_of_an_undelivered_reply_sends_that_reply_first_then_edits_it(pg
 def test_an_edit_waits_for_the_reply_another_process_is_sending(pg_url: str, user_id: int) -> None:
     """A quick job's result must not overtake its acknowledgement still on its way: it would become
     a message of its own, and the acknowledgement would stay «Принял…» (seen in the suite)."""
-    ack = outbox.add(user_id, {"text": "Принял, индексирую…"})
-    result = outbox.add(user_id, {"text": "✅ Проиндексировано"}, edit_of=ack)
+    ack = outbox.add(user_id, {"text": "Принял, индексирую…"}, Source())
+    result = outbox.add(user_id, {"text": "✅ Проиндексировано"}, Source(), edit_of=ack)
     sender = Sender()
     sending, release = threading.Event(), threading.Event()
 

@@ -14,7 +14,7 @@ from psycopg.rows import dict_row
 from grove.core.messages import Button, Reply
 from grove.store import jobs
 from grove.store.db import unit_of_work
-from grove.store.outbox import Source, collecting
+from grove.store.outbox import Source
 from grove.core.settings import get_settings
 from nodes.telegram.api import LoopBot
 from nodes.telegram.reply import TELEGRAM_TEXT_LIMIT, Sender, send_reply, split_text
@@ -155,8 +155,7 @@ def _ack_id(url: str, job_id: int) -> int | None:
 
 def test_inside_a_turn_a_reply_is_queued_not_sent(db: str, user_id: int) -> None:
     reply = Reply(chat_id=user_id, text="Документ принят", buttons=[[Button(label="Отмена", data="cancel")]])
-    with collecting(Source(update_id=user_id)):
-        assert send_reply("telegram", reply) == []  # no bot is configured: nothing may be sent now
+    assert send_reply("telegram", reply, source=Source(update_id=user_id)) == []  # queued, not sent (no bot here)
     [row] = _rows(db, user_id)
     assert (row["update_id"], row["job_id"], row["edit_of"], row["sent_at"]) == (user_id, None, None, None)
     assert Reply.model_validate(row["payload"]) == reply
@@ -164,21 +163,22 @@ def test_inside_a_turn_a_reply_is_queued_not_sent(db: str, user_id: int) -> None
 
 def test_an_acknowledgement_becomes_the_jobs_message_and_the_result_edits_it(db: str, user_id: int) -> None:
     job = jobs.enqueue(_kind(user_id), user_id, user_id, {"file": "малина.pdf"})
-    with collecting(Source(update_id=user_id)):
-        send_reply("telegram", Reply(chat_id=user_id, text="⏳ Индексирую малина.pdf", acknowledges_job=job))
+    send_reply("telegram", Reply(chat_id=user_id, text="⏳ Индексирую малина.pdf", acknowledges_job=job),
+               source=Source(update_id=user_id))
     [ack] = _rows(db, user_id)
     assert _ack_id(db, job) == ack["id"]
 
-    with collecting(Source(job_id=job)):
-        send_reply("telegram", Reply(chat_id=user_id, text="✅ малина.pdf проиндексирован", edits_reply=ack["id"]))
+    send_reply("telegram", Reply(chat_id=user_id, text="✅ малина.pdf проиндексирован", edits_reply=ack["id"]),
+               source=Source(job_id=job))
     result = _rows(db, user_id)[1]
     assert (result["job_id"], result["edit_of"]) == (job, ack["id"])
 
 
 def test_a_failed_turn_queues_nothing_and_acknowledges_nothing(db: str, user_id: int) -> None:
     job = jobs.enqueue(_kind(user_id), user_id, user_id, {"file": "голубика.pdf"})
-    with pytest.raises(RuntimeError), unit_of_work(), collecting(Source(update_id=user_id)):
-        send_reply("telegram", Reply(chat_id=user_id, text="⏳ Индексирую", acknowledges_job=job))
+    with pytest.raises(RuntimeError), unit_of_work():
+        send_reply("telegram", Reply(chat_id=user_id, text="⏳ Индексирую", acknowledges_job=job),
+                   source=Source(update_id=user_id))
         raise RuntimeError("the turn failed")
     assert _rows(db, user_id) == [] and _ack_id(db, job) is None
 

@@ -50,7 +50,7 @@ def process(update: IncomingUpdate, sender: Sender = CONSOLE, *,
                 replies = handle_update.fn(update, sender)
                 run.summary_markdown, run.summary_title = turn_summary(update, replies), "the turn"
                 if durable:
-                    send_replies(update.origin, replies, sender)  # into the outbox, sent after commit
+                    send_replies(update.origin, replies, sender, source)  # into the outbox, sent after commit
                     inbox.finish(update.update_id, "failed" if run.failure else "done",  # type: ignore[arg-type]
                                  error=run.failure, trace=run.summary())
             if not durable:  # no outbox (the console, an update outside the inbox): said once committed
@@ -74,7 +74,7 @@ def _finish_failed(update: IncomingUpdate, source: outbox.Source | None, sender:
         send_reply(update.origin, reply, sender)
         return
     with outbox.committed(source, sender.deliver_row):
-        send_reply(update.origin, reply)
+        send_reply(update.origin, reply, sender, source)
         inbox.finish(source.update_id, "failed", error=reason,  # type: ignore[arg-type]
                      trace=run.summary() if run else None)
 

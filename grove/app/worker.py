@@ -142,10 +142,11 @@ class JobWorker:
 def close(job: jobs.Job, ending: jobs.Ending, sender: Sender) -> None:
     """The job's last writes, its replies and its end in one transaction; the replies sent by `sender`
     once it commits (as a turn's are, `grove.app.dispatch.process`)."""
-    with outbox.committed(outbox.Source(job_id=job.id), sender.deliver_row):
+    source = outbox.Source(job_id=job.id)
+    with outbox.committed(source, sender.deliver_row):
         if ending.writes is not None:
             ending.writes()
-        send_replies("telegram", ending.replies)
+        send_replies("telegram", ending.replies, sender, source)
         jobs.finish(job.id, ending.status, result=ending.result, error=ending.error)
 
 

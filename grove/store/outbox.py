@@ -13,7 +13,6 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -55,33 +54,21 @@ class Sender(Protocol):
     def __call__(self, row: OutboxRow, sent: Callable[[int], None]) -> None: ...
 
 
-_source: ContextVar[Source | None] = ContextVar("grove_outbox_source", default=None)
-
-
-@contextmanager
-def collecting(source: Source) -> Iterator[None]:
-    """Replies made in this block go to the outbox (inside the caller's unit of work)."""
-    token = _source.set(source)
-    try:
-        yield
-    finally:
-        _source.reset(token)
-
-
 @contextmanager
 def committed(source: Source | None, sender: Sender) -> Iterator[None]:
     """A turn's writes and its replies in one transaction; the replies sent once it commits.
 
     The one place the order *commit, then deliver* is written: an update's turn, a failed turn's
     apology, a job's confirmation and a job's failure all go through it. When the block raises,
-    nothing was committed and nothing is sent. `source` None (the console, an update outside the
-    inbox): only the unit of work — replies then go out as they are made.
+    nothing was committed and nothing is sent. The block adds its replies with `source` (`add`), the
+    one `send_reply` is handed. `source` None (the console, an update outside the inbox): only the
+    unit of work, and the caller says its replies after it.
     """
     if source is None:
         with unit_of_work():
             yield
         return
-    with unit_of_work(), collecting(source):
+    with unit_of_work():
         yield
     try:
         ids = unsent(source)
@@ -102,14 +89,8 @@ def deliver_or_keep(ids: list[int], sender: Sender) -> int:
         return 0
 
 
-def current_source() -> Source | None:
-    return _source.get()
-
-
-def add(chat_id: int, payload: dict[str, Any], *, edit_of: int | None = None,
-        source: Source | None = None) -> int:
-    """Queue one reply of the current source; returns its outbox id."""
-    source = source or _source.get() or Source()
+def add(chat_id: int, payload: dict[str, Any], source: Source, *, edit_of: int | None = None) -> int:
+    """Queue one reply of `source` (inside its unit of work); returns its outbox id."""
     with transaction() as conn:
         row = conn.execute(
             "insert into outbox (update_id, job_id, chat_id, payload, edit_of)"

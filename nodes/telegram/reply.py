@@ -53,28 +53,30 @@ def _print_reply(reply: Reply) -> None:
 
 
 @task(name="send-reply")
-def send_reply(origin: Origin, reply: Reply, sender: Sender | None = None) -> list[int]:
+def send_reply(origin: Origin, reply: Reply, sender: Sender | None = None,
+               source: outbox.Source | None = None) -> list[int]:
     """Send one reply (split at Telegram's 4096-char limit); returns the sent message ids.
 
-    Inside a turn (an update or a job being processed) the reply is queued in the outbox
-    and delivered once the turn commits; the ids are then known only to the outbox. Outside
-    one it is sent at once by `sender`.
+    In a turn with an outbox (an update from the inbox, a job: `source`) the reply is queued there
+    and delivered once the turn commits (`outbox.committed`); the ids are then known only to the
+    outbox. Without one it is sent at once by `sender`.
     """
     if origin == "console":  # a turn says its replies once it has committed (`grove.app.dispatch.process`)
         _print_reply(reply)
         return []
-    if outbox.current_source() is not None:
-        row = outbox.add(reply.chat_id, reply.model_dump(mode="json"), edit_of=reply.edits_reply)
+    if source is not None:
+        row = outbox.add(reply.chat_id, reply.model_dump(mode="json"), source, edit_of=reply.edits_reply)
         if reply.acknowledges_job is not None:  # the job's progress and result edit this message
             jobs.set_ack(reply.acknowledges_job, row)
         return []
     return (sender or CONSOLE).send_now(reply)
 
 
-def send_replies(origin: Origin, replies: list[Reply], sender: Sender | None = None) -> None:
+def send_replies(origin: Origin, replies: list[Reply], sender: Sender | None = None,
+                 source: outbox.Source | None = None) -> None:
     """Send a turn's replies, in order, through `send_reply`."""
     for reply in replies:
-        send_reply(origin, reply, sender)
+        send_reply(origin, reply, sender, source)
 
 
 class Sender:
