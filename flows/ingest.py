@@ -30,7 +30,7 @@ from nodes.embedding.embedder import embed_chunks
 from nodes.ingestion.fetch_url import fetch_url, user_message_for
 from grove.core.ingest_types import ExtractedDocument, IngestError, IngestItem, InputKind, SourceType
 from nodes.ingestion.parse_files import parse_file_task
-from grove.core.progress import report, reporting, working_on
+from grove.core.progress import Callback, Step, of_source
 from nodes.telegram.api import BotApi
 from nodes.telegram.files import download_telegram_file
 from nodes.telegram.reply import CONSOLE, Sender
@@ -75,10 +75,10 @@ def _branch_run_name(parameters: dict[str, Any]) -> str:
 class Extractor(Protocol):
     """Reads one kind of item (`IngestItem.kind`) into a document; IngestError when it cannot."""
 
-    def __call__(self, item: IngestItem, files: BotApi | None) -> ExtractedDocument: ...
+    def __call__(self, item: IngestItem, files: BotApi | None, progress: Step) -> ExtractedDocument: ...
 
 
-def from_text(item: IngestItem, files: BotApi | None) -> ExtractedDocument:
+def from_text(item: IngestItem, files: BotApi | None, progress: Step) -> ExtractedDocument:
     """A text message: itself, titled by its first line."""
     text = (item.text or "").strip()
     first_line = text.splitlines()[0] if text else ""
@@ -87,11 +87,11 @@ def from_text(item: IngestItem, files: BotApi | None) -> ExtractedDocument:
                              title=title or None, text=text)
 
 
-def from_link(item: IngestItem, files: BotApi | None) -> ExtractedDocument:
+def from_link(item: IngestItem, files: BotApi | None, progress: Step) -> ExtractedDocument:
     """A link: the crawler (pages, PDFs behind links)."""
     if item.url is None:
         raise ValueError(f"link item {item.source_identifier!r} has no URL")
-    return fetch_url(item.url)
+    return fetch_url(item.url, progress)
 
 
 def _local(item: IngestItem, files: BotApi | None) -> IngestItem:
@@ -109,7 +109,7 @@ def media_source_type(item: IngestItem) -> SourceType:
     return "voice" if item.attachment_kind == "voice" else "audio"
 
 
-def from_media(item: IngestItem, files: BotApi | None) -> ExtractedDocument:
+def from_media(item: IngestItem, files: BotApi | None, progress: Step) -> ExtractedDocument:
     """Voice, audio, video: Whisper."""
     item = _local(item, files)
     assert item.path is not None
@@ -117,11 +117,11 @@ def from_media(item: IngestItem, files: BotApi | None) -> ExtractedDocument:
                       source_identifier=item.file_name or item.source_identifier)
 
 
-def from_file(item: IngestItem, files: BotApi | None) -> ExtractedDocument:
+def from_file(item: IngestItem, files: BotApi | None, progress: Step) -> ExtractedDocument:
     """A document: the file formats (`nodes.ingestion.formats`), named after the file the user sent."""
     item = _local(item, files)
     assert item.path is not None
-    document = parse_file_task(item.path, item.file_name or Path(item.path).name, item.mime_type)
+    document = parse_file_task(item.path, item.file_name or Path(item.path).name, item.mime_type, progress)
     if item.file_name:
         document = document.model_copy(update={"source_identifier": item.file_name})
     return document
@@ -130,9 +130,9 @@ def from_file(item: IngestItem, files: BotApi | None) -> ExtractedDocument:
 EXTRACTORS: dict[InputKind, Extractor] = {"text": from_text, "link": from_link, "media": from_media, "file": from_file}
 
 
-def extract(item: IngestItem, files: BotApi | None = None) -> ExtractedDocument:
+def extract(item: IngestItem, files: BotApi | None, progress: Step) -> ExtractedDocument:
     """The branch for the item's kind (`EXTRACTORS`); `files`: the bot a Telegram file is downloaded with."""
-    return EXTRACTORS[item.kind](item, files)
+    return EXTRACTORS[item.kind](item, files, progress)
 
 
 def _summary(item: IngestItem, outcome: IngestOutcome, document: ExtractedDocument | None,
@@ -151,22 +151,22 @@ def _summary(item: IngestItem, outcome: IngestOutcome, document: ExtractedDocume
 
 
 def ingest_source(item: IngestItem, owner_id: int, subcategory: str | None = None,
-                  job_id: int | None = None, pending: bool = False, files: BotApi | None = None) -> IngestOutcome:
+                  job_id: int | None = None, pending: bool = False, files: BotApi | None = None,
+                  progress: Callback | None = None) -> IngestOutcome:
     """extract → (dedupe) → chunk → embed → store for one source; raises IngestError on bad input.
 
     A `pending` source is stored unsearchable, for the job to activate (an edited message's new version)."""
     name = item.label
-    with working_on(name):
-        return _ingest_source(item, name, owner_id, subcategory, job_id, pending, files)
+    return _ingest_source(item, name, owner_id, subcategory, job_id, pending, files, of_source(progress, name))
 
 
 def _ingest_source(item: IngestItem, name: str, owner_id: int, subcategory: str | None,
-                   job_id: int | None, pending: bool, files: BotApi | None) -> IngestOutcome:
+                   job_id: int | None, pending: bool, files: BotApi | None, step: Step) -> IngestOutcome:
     timings: dict[str, float] = {}
     started = time.perf_counter()
     try:
-        report(name, "extract", 0, 1)
-        document = extract(item, files)
+        step("extract", 0, 1)
+        document = extract(item, files, step)
         timings["extract"] = time.perf_counter() - started
         existing = find_document(owner_id, content_hash(document.text))
         if existing is not None:
@@ -179,12 +179,13 @@ def _ingest_source(item: IngestItem, name: str, owner_id: int, subcategory: str 
             mark = time.perf_counter()
             chunked = chunk_document(document)
             timings["chunk"] = time.perf_counter() - mark
-            report(name, "embed", 0, len(chunked.chunks))
+            step("embed", 0, len(chunked.chunks))
             mark = time.perf_counter()
             checkpoint = JobCheckpoint(job_id, content_hash(document.text)) if job_id is not None else None
-            vectors = embed_chunks(chunked.text, chunked.chunks, title=document.title, checkpoint=checkpoint)
+            vectors = embed_chunks(chunked.text, chunked.chunks, title=document.title, checkpoint=checkpoint,
+                                   progress=step)
             timings["embed"] = time.perf_counter() - mark
-            report(name, "store", len(chunked.chunks), len(chunked.chunks))
+            step("store", len(chunked.chunks), len(chunked.chunks))
             mark = time.perf_counter()
             stored = store_document(owner_id, document, chunked.records, vectors, subcategory, job_id,
                                     pending=pending)
@@ -194,7 +195,7 @@ def _ingest_source(item: IngestItem, name: str, owner_id: int, subcategory: str 
                 title=document.title, chunks=stored.chunk_count,
                 duration_seconds=document.duration_seconds, document_id=stored.document_id,
                 resumed_chunks=checkpoint.resumed if checkpoint is not None else 0)
-        report(name, "done", 1, 1)
+        step("done", 1, 1)
         timings["total"] = time.perf_counter() - started
         artifact(markdown=_summary(item, outcome, document, timings),
                                  description=f"Ingestion of {name}")
@@ -263,12 +264,14 @@ def confirmation(outcomes: list[IngestOutcome]) -> str:
 
 @flow(name="ingest", flow_run_name=_flow_run_name)
 def ingest(items: list[IngestItem], owner_id: int, subcategory: str | None = None,
-           job_id: int | None = None, pending: bool = False, files: BotApi | None = None) -> list[IngestOutcome]:
+           job_id: int | None = None, pending: bool = False, files: BotApi | None = None,
+           progress: Callback | None = None) -> list[IngestOutcome]:
     """Run every item as a parallel branch; the run is Failed (with the reasons) if any item failed.
 
     `pending`: what is stored stays unsearchable until the caller activates it. `files`: the bot that
-    downloads the files users sent (a run started from the UI has none: it indexes links and text)."""
-    futures = [ingest_branch.submit(item, owner_id, subcategory, job_id, pending, files) for item in items]
+    downloads the files users sent (a run started from the UI has none: it indexes links and text);
+    `progress`: told how each item goes (a Telegram message, a progress bar), may raise to stop the work."""
+    futures = [ingest_branch.submit(item, owner_id, subcategory, job_id, pending, files, progress) for item in items]
     outcomes = []
     for item, future in zip(items, futures):
         result = future.result(raise_on_failure=False)
@@ -295,7 +298,7 @@ class JobStopped(Exception):
 class ProgressMessage:
     """The upload's acknowledgement, edited with progress at most every `every` seconds.
 
-    Called from the branches' threads through `grove.core.progress`; raising `JobStopped` there
+    Handed to `ingest` as its progress, called from the branches' threads; raising `JobStopped` there
     stops the work between batches when `stop` is set.
     """
 
@@ -365,8 +368,7 @@ def ingest_job(job: jobs.Job, stop: threading.Event | None = None, sender: Sende
     edit = message_id is not None
     earlier = message_documents(job.user_id, job.chat_id, message_id, job.id) if message_id is not None else []
     discard_pending(job.user_id)  # what an edit that failed or was cut short left unsearchable
-    with reporting(progress):
-        outcomes = ingest(items, job.user_id, job_id=job.id, pending=edit, files=sender.api)
+    outcomes = ingest(items, job.user_id, job_id=job.id, pending=edit, files=sender.api, progress=progress)
     stored = sorted({o.document_id for o in outcomes if o.status != "failed" and o.document_id is not None})
     failed = [o for o in outcomes if o.status == "failed"]
     replaced = [d for d in earlier if d not in stored] if edit and stored else []

@@ -185,15 +185,12 @@ def test_a_query_goes_between_the_windows_of_a_document(patched_env: pytest.Monk
     chunks = chunk_text(text, target_chars=300, overlap_chars=0)
     events: list[str] = []
     started = threading.Event()
-    real_step = embedder_module.progress.step
 
-    def step(stage: str, done: int, total: int) -> None:  # called between windows / batches
+    def step(stage: str, done: float, total: float) -> None:  # called between windows / batches
         events.append(f"window {done}/{total}")
         started.set()
-        real_step(stage, done, total)
 
-    patched_env.setattr(embedder_module.progress, "step", step)
-    indexing = threading.Thread(target=lambda: (embedder.embed_chunks(text, chunks, mode=mode),
+    indexing = threading.Thread(target=lambda: (embedder.embed_chunks(text, chunks, mode=mode, progress=step),
                                                 events.append("document done")))
     indexing.start()
     assert started.wait(120)

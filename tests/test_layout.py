@@ -144,7 +144,6 @@ def test_modules_form_no_circle() -> None:
 GLOBAL_STATE = {
     "grove/app/engine.py": "the task worker process's one lane worker, set by its entry point",
     "grove/core/observe.py": "the thread pool that runs `.submit` tasks, made once per process",
-    "grove/core/progress.py": "the progress callback of the job a thread works on",
     "grove/core/runs.py": "the run tracer: the current run, stage and deadline, the reporter and recorder",
     "grove/core/settings.py": "the settings, read from the environment once per process",
     "grove/core/shutdown.py": "the stop switch of the turn a thread runs",

@@ -1,13 +1,17 @@
-"""grove/core/progress.py: reports reach the callback of the enclosing `reporting`, in its context only."""
+"""Progress is handed to the work that reports it (grove/core/progress.py): a branch binds the watcher's
+callback to its source, and the nodes that take long tell that step between batches and pages."""
 
 from __future__ import annotations
 
-import contextvars
-import threading
+from pathlib import Path
 
 import pytest
 
-from grove.core.progress import Callback, report, reporting, step, working_on
+from flows.ingest import ingest
+from grove.core.ingest_types import IngestItem
+from grove.core.progress import Callback, of_source, quiet
+from nodes.ingestion.parse_files import parse_file
+from tests.support.documents import make_scanned_pdf
 
 Seen = list[tuple[str, str, float, float]]
 
@@ -16,72 +20,49 @@ def recorder(into: Seen) -> Callback:
     return lambda source, stage, done, total: into.append((source, stage, done, total))
 
 
-def test_nothing_is_reported_without_a_callback() -> None:
-    report("малина.pdf", "embedding", 1, 2)  # no callback: a no-op, not an error
-    with working_on("малина.pdf"):
-        step("embedding", 1, 2)
+def test_nobody_watching_is_the_quiet_step() -> None:
+    assert of_source(None, "малина.pdf") is quiet
+    quiet("embed", 1, 2)  # a no-op, not an error
 
 
-def test_report_reaches_the_callback_with_its_arguments() -> None:
+def test_a_step_tells_the_callback_for_its_own_source() -> None:
     seen: Seen = []
-    with reporting(recorder(seen)):
-        report("малина.pdf", "parsing", 0, 3)
-        report("малина.pdf", "parsing", 3, 3)
-    report("малина.pdf", "after", 1, 1)  # the block is over: nobody listens
-    assert seen == [("малина.pdf", "parsing", 0, 3), ("малина.pdf", "parsing", 3, 3)]
-
-
-def test_step_reports_for_the_source_being_worked_on_only() -> None:
-    seen: Seen = []
-    with reporting(recorder(seen)):
-        step("outside", 1, 1)  # no source: dropped
-        with working_on("a.pdf"):
-            step("chunking", 1, 4)
-            with working_on("b.docx"):
-                step("chunking", 2, 4)
-            step("embedding", 3, 4)  # back to the outer source
-        step("outside", 1, 1)
+    a, b = of_source(recorder(seen), "a.pdf"), of_source(recorder(seen), "b.docx")
+    a("chunking", 1, 4)
+    b("chunking", 2, 4)
+    a("embedding", 3, 4)
     assert seen == [("a.pdf", "chunking", 1, 4), ("b.docx", "chunking", 2, 4), ("a.pdf", "embedding", 3, 4)]
 
 
-def test_the_innermost_callback_wins_and_the_outer_one_comes_back() -> None:
-    outer: Seen = []
-    inner: Seen = []
-    with reporting(recorder(outer)):
-        with reporting(recorder(inner)):
-            report("s", "inner", 1, 1)
-        report("s", "outer", 1, 1)
-    assert [s[1] for s in outer] == ["outer"] and [s[1] for s in inner] == ["inner"]
+def test_ocr_tells_its_pages_to_the_step_it_is_handed(tmp_path: Path) -> None:
+    scan = make_scanned_pdf(tmp_path / "скан.pdf", [["Жимолость цветёт первой"], ["из ягодных культур."]])
+    seen: Seen = []
+    parse_file(str(scan), "скан.pdf", "application/pdf", of_source(recorder(seen), "скан.pdf"))
+    assert seen == [("скан.pdf", "ocr", 0, 2), ("скан.pdf", "ocr", 1, 2), ("скан.pdf", "ocr", 2, 2)]
 
 
-def test_a_callback_that_raises_stops_the_work_and_the_context_is_restored() -> None:
+@pytest.mark.models
+@pytest.mark.timeout(600)
+def test_each_branch_of_an_ingestion_reports_its_own_stages(store: str, user_id: int) -> None:
+    """The branches run in threads of their own: each gets the callback as a parameter."""
+    items = [IngestItem(kind="text", source_identifier=f"заметка {n}", text=f"Малину {n} раз подкармливают весной "
+                        "азотом, а осенью калием и фосфором, чтобы кусты перезимовали.") for n in (1, 2)]
+    seen: Seen = []
+    outcomes = ingest(items, user_id, progress=recorder(seen))
+    assert [o.status for o in outcomes] == ["indexed", "indexed"]
+    for item in items:
+        stages = [stage for source, stage, _, _ in seen if source == item.label]
+        assert stages[0] == "extract" and stages[-1] == "done" and {"embed", "store"} <= set(stages), seen
+
+
+def test_a_callback_that_raises_stops_the_ingestion_of_that_item(store: str, user_id: int) -> None:
     class Cancelled(Exception):
         pass
 
     def cancel(source: str, stage: str, done: float, total: float) -> None:
-        if done >= 2:
+        if stage == "embed":
             raise Cancelled(source)
 
-    finished: list[int] = []
-    with pytest.raises(Cancelled, match=r"^x\.pdf$"), reporting(cancel), working_on("x.pdf"):
-        for batch in range(5):
-            step("embedding", batch, 5)
-            finished.append(batch)
-    assert finished == [0, 1]
-    seen: Seen = []
-    with reporting(recorder(seen)):
-        step("after", 1, 1)  # working_on was reset by the exception too
-    assert seen == []
-
-
-def test_context_is_carried_into_a_worker_thread_by_copy_context() -> None:
-    seen: Seen = []
-    with reporting(recorder(seen)), working_on("c.pdf"):
-        ctx = contextvars.copy_context()
-    worker = threading.Thread(target=ctx.run, args=(step, "ocr", 1, 2))
-    worker.start()
-    worker.join(5)
-    bare = threading.Thread(target=step, args=("ocr", 2, 2))  # a thread without the context sees nothing
-    bare.start()
-    bare.join(5)
-    assert seen == [("c.pdf", "ocr", 1, 2)]
+    item = IngestItem(kind="text", source_identifier="заметка", text="Голубику мульчируют хвоей и корой.")
+    [outcome] = ingest([item], user_id, progress=cancel)
+    assert outcome.status == "failed"

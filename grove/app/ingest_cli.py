@@ -64,7 +64,6 @@ def run_ingest(arguments: list[str], user_id: int | None, subcategory: str | Non
             start_store(settings, stack, quiet=True)
             start_prefect(get_settings(), stack, reuse=True, quiet=True)
         from flows.ingest import ingest
-        from grove.core.progress import reporting
 
         columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
                    TimeElapsedColumn())
@@ -80,8 +79,7 @@ def run_ingest(arguments: list[str], user_id: int | None, subcategory: str | Non
                     progress.update(bar, completed=done, total=total or None,
                                     detail=f"{stage} {done:g}/{total:g}" if total else stage)
 
-            with reporting(update):
-                outcomes = ingest(items, owner, subcategory)
+            outcomes = ingest(items, owner, subcategory, progress=update)
     table = Table("source", "status", "title", "chunks", "note")
     for outcome in outcomes:
         table.add_row(outcome.name, outcome.status, outcome.title or "", str(outcome.chunks),

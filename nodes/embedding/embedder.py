@@ -22,7 +22,7 @@ from grove.core.observe import task
 
 from chunking import Chunk, late_chunk_embeddings
 from grove.core.settings import Settings, get_settings
-from grove.core import progress
+from grove.core.progress import Step, quiet
 from nodes.embedding.embedding_model import EmbeddingModelError, ModelKey, PriorityLock, hub_snapshot, load_model, model_key
 from nodes.embedding.embedding_runtime import EncoderRuntime, TorchEncoder, load_runtime
 
@@ -124,8 +124,9 @@ class Embedder:
             return len(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
 
     def _encode(self, texts: Sequence[str], prompt: str, *, urgent: bool,
-                on_batch: Callable[[list[int], np.ndarray], None] | None = None, done: int = 0) -> np.ndarray:
-        """Batch by batch, the lock held per batch; background work reports progress between batches.
+                on_batch: Callable[[list[int], np.ndarray], None] | None = None, done: int = 0,
+                progress: Step = quiet) -> np.ndarray:
+        """Batch by batch, the lock held per batch; `progress` told between batches.
 
         Texts are batched in order of length (and put back in order after), so a batch pads
         little: its texts are about as long as each other. `on_batch` gets each batch's text
@@ -142,8 +143,7 @@ class Embedder:
                 vectors.append(self.runtime.encode(batch, size))
             if on_batch is not None:
                 on_batch(order[start:start + size], vectors[-1])
-            if not urgent:
-                progress.step("embed", done + min(start + size, len(texts)), done + len(texts))
+            progress("embed", done + min(start + size, len(texts)), done + len(texts))
         result = np.empty_like(np.concatenate(vectors))
         result[order] = np.concatenate(vectors)
         return result
@@ -161,10 +161,10 @@ class Embedder:
         return self._encode(texts, self.settings.embedding_document_prompt, urgent=urgent)
 
     @contextmanager
-    def _window(self, k: int, n: int, chunks: int) -> Iterator[None]:
+    def _window(self, k: int, n: int, chunks: int, progress: Step) -> Iterator[None]:
         with self._lock.hold(urgent=False):
             yield
-        progress.step("embed", round(chunks * (k + 1) / n), chunks)
+        progress("embed", round(chunks * (k + 1) / n), chunks)
 
     def document_prompt(self, title: str | None) -> str:
         """The document prompt, naming the document's title when `chunk_context` includes it."""
@@ -183,9 +183,10 @@ class Embedder:
 
     def embed_chunks(
         self, text: str, chunks: Sequence[Chunk], mode: ChunkingMode | None = None,
-        title: str | None = None, checkpoint: Checkpoint | None = None,
+        title: str | None = None, checkpoint: Checkpoint | None = None, progress: Step = quiet,
     ) -> np.ndarray:
-        """Vectors ``[len(chunks), dim]`` for chunks of ``text`` (late or naive, default per settings).
+        """Vectors ``[len(chunks), dim]`` for chunks of ``text`` (late or naive, default per settings);
+        `progress` told between windows or batches.
 
         With ``chunk_context`` set (see `bench/context_prefix.py` for why), naive vectors are
         computed from ``title: <title> | text: <heading path>\n<chunk>``; late chunking puts the
@@ -202,9 +203,10 @@ class Embedder:
                 )
         prompt = self.document_prompt(title)
         if mode == "naive" and checkpoint is not None:
-            return self._resumed(self.chunk_inputs(chunks), [c.position for c in chunks], prompt, checkpoint)
+            return self._resumed(self.chunk_inputs(chunks), [c.position for c in chunks], prompt, checkpoint,
+                                 progress)
         if mode == "naive":
-            return self._encode(self.chunk_inputs(chunks), prompt, urgent=False)
+            return self._encode(self.chunk_inputs(chunks), prompt, urgent=False, progress=progress)
         if mode != "late":
             raise ValueError(f"unknown chunking mode {mode!r} (expected 'late' or 'naive')")
         return late_chunk_embeddings(
@@ -214,12 +216,13 @@ class Embedder:
             prompt=prompt,
             window_tokens=min(settings.late_window_tokens, settings.embedding_max_tokens),
             overlap_tokens=settings.late_window_overlap_tokens,
-            window_guard=lambda k, n: self._window(k, n, len(chunks)),
+            window_guard=lambda k, n: self._window(k, n, len(chunks), progress),
             tokenize_guard=lambda: self._lock.hold(urgent=False),
         )
 
 
-    def _resumed(self, inputs: list[str], positions: list[int], prompt: str, checkpoint: Checkpoint) -> np.ndarray:
+    def _resumed(self, inputs: list[str], positions: list[int], prompt: str, checkpoint: Checkpoint,
+                 progress: Step) -> np.ndarray:
         """Naive vectors, each batch kept by `checkpoint` as it is made; what it holds is not redone."""
         kept = checkpoint.load()
         result = np.zeros((len(inputs), self.dim), dtype=np.float32)
@@ -235,7 +238,7 @@ class Embedder:
 
         if todo:
             result[todo] = self._encode([inputs[i] for i in todo], prompt, urgent=False, on_batch=keep,
-                                        done=len(inputs) - len(todo))
+                                        done=len(inputs) - len(todo), progress=progress)
         return result
 
 
@@ -277,11 +280,12 @@ def reset_embedder() -> None:
 @task(name="embed-chunks")
 def embed_chunks(
     text: str, chunks: list[Chunk], mode: ChunkingMode | None = None, title: str | None = None,
-    checkpoint: Checkpoint | None = None,
+    checkpoint: Checkpoint | None = None, progress: Step = quiet,
 ) -> list[list[float]]:
     """Chunk vectors of one document (late chunking unless settings say naive); with a
     `checkpoint`, naive vectors are kept batch by batch and a rerun resumes from them."""
-    return cast(list[list[float]], get_embedder().embed_chunks(text, chunks, mode, title, checkpoint).tolist())
+    return cast(list[list[float]],
+                get_embedder().embed_chunks(text, chunks, mode, title, checkpoint, progress).tolist())
 
 
 @task(name="embed-query")

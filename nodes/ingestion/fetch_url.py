@@ -23,6 +23,7 @@ from nodes.ingestion.formats.text import decode_body, decode_declared
 from grove.core.ingest_types import ExtractedDocument, IngestError
 from nodes.ingestion.web.download import HTML_TYPES, MSG_GENERIC, PDF_TYPES, TEXT_TYPES, download
 from nodes.ingestion.web.guard import MSG_CONNECTION, MSG_TIMEOUT, TransientFetchError
+from grove.core.progress import Step, quiet
 
 
 # --- decoding and extraction ---------------------------------------------------
@@ -59,11 +60,11 @@ def extract_html(html: str, url: str) -> html_text.HtmlExtraction:
         raise _no_text(url, f"HTML extraction failed on {url}: {exc!r}") from exc
 
 
-def fetch_page(url: str) -> ExtractedDocument:
+def fetch_page(url: str, progress: Step = quiet) -> ExtractedDocument:
     """Download `url` (SSRF-guarded, capped) and extract its text.
 
     HTML goes through `nodes.ingestion.html_text`, text/plain is taken as is, PDF is handed to
-    the PDF parser. Raises IngestError or TransientFetchError.
+    the PDF parser (`progress` told how its OCR goes). Raises IngestError or TransientFetchError.
     """
     settings = get_settings()
     got = download(url, settings)
@@ -75,7 +76,7 @@ def fetch_page(url: str) -> ExtractedDocument:
     if got.content_type in PDF_TYPES:
         from nodes.ingestion.formats.pdf import parse_pdf_source
 
-        doc = parse_pdf_source(io.BytesIO(got.body), got.final_url)
+        doc = parse_pdf_source(io.BytesIO(got.body), got.final_url, progress)
         return doc.model_copy(update={
             "source_type": "url",
             "source_identifier": got.final_url,
@@ -128,6 +129,6 @@ def as_ingest_error(exc: BaseException) -> IngestError:
 
 
 @task(name="fetch-url", retries=2, retry_delay_seconds=[2, 8], retry_condition_fn=is_transient)
-def fetch_url(url: str) -> ExtractedDocument:
+def fetch_url(url: str, progress: Step = quiet) -> ExtractedDocument:
     """Prefect task around `fetch_page`; transient failures are retried."""
-    return fetch_page(url)
+    return fetch_page(url, progress)

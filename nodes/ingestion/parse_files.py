@@ -17,20 +17,21 @@ from grove.core.settings import get_settings
 from nodes.ingestion import formats
 from nodes.ingestion.formats.base import empty
 from grove.core.ingest_types import ExtractedDocument, IngestError
+from grove.core.progress import Step, quiet
 
 
 def _mb(size: int) -> str:
     return f"{size / (1024 * 1024):.1f}".rstrip("0").rstrip(".")
 
 
-def parse_file(path: str, file_name: str, mime_type: str | None) -> ExtractedDocument:
+def parse_file(path: str, file_name: str, mime_type: str | None, progress: Step = quiet) -> ExtractedDocument:
     """Parse a local file into an ExtractedDocument; IngestError (Russian `user_message`) for
-    anything that cannot be indexed."""
+    anything that cannot be indexed. `progress`: told how a long read goes (OCR)."""
     name = file_name or Path(path).name
     limit = get_settings().max_file_bytes
     try:
         size = os.path.getsize(path)
-        upload = formats.Upload.open(path, name, mime_type)
+        upload = formats.Upload.open(path, name, mime_type, progress)
     except OSError as exc:
         raise IngestError("Не удалось прочитать файл.", f"cannot read {path}: {exc!r}") from exc
     if size > limit:
@@ -45,6 +46,6 @@ def parse_file(path: str, file_name: str, mime_type: str | None) -> ExtractedDoc
 
 
 @task(name="parse-file")
-def parse_file_task(path: str, file_name: str, mime_type: str | None) -> ExtractedDocument:
+def parse_file_task(path: str, file_name: str, mime_type: str | None, progress: Step = quiet) -> ExtractedDocument:
     """Prefect task around `parse_file`."""
-    return parse_file(path, file_name, mime_type)
+    return parse_file(path, file_name, mime_type, progress)

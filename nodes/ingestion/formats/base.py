@@ -19,6 +19,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from grove.core.ingest_types import ExtractedDocument, IngestError, Section
+from grove.core.progress import Step, quiet
 
 # Binary signatures recognised only to name them in a refusal.
 _MAGIC_NAMES: tuple[tuple[bytes, str], ...] = (
@@ -90,13 +91,15 @@ class Upload:
     head: bytes = b""
     signature: str | None = None
     signature_label: str = ""
+    progress: Step = quiet  # told how a long read goes (OCR page by page)
 
     @classmethod
-    def open(cls, path: str | Path, name: str, mime_type: str | None) -> Upload:
+    def open(cls, path: str | Path, name: str, mime_type: str | None, progress: Step = quiet) -> Upload:
         with open(path, "rb") as handle:
             head = handle.read(2048)
         signature, label = sniff(head)
-        return cls(Path(path), name, (mime_type or "").split(";")[0].strip().lower(), head, signature, label)
+        return cls(Path(path), name, (mime_type or "").split(";")[0].strip().lower(), head, signature, label,
+                   progress)
 
     @property
     def ext(self) -> str:

@@ -21,6 +21,7 @@ from nodes.ingestion import native
 from nodes.ingestion.formats import pdf_layout, pdf_structure, pdf_text, wrapped_lines
 from nodes.ingestion.formats.base import Format, Upload, file_stem, is_junk_title
 from grove.core.ingest_types import ExtractedDocument, IngestError
+from grove.core.progress import Step, quiet
 
 CORRUPT = "Не удалось открыть PDF: файл повреждён."
 ENCRYPTED = "PDF защищён паролем — снимите защиту и пришлите файл снова."
@@ -105,9 +106,9 @@ def clean_pages(raw_pages: list[str], labels: list[str]) -> tuple[list[str], dic
                    "hyphens_kept": kept, "lines_joined": lines_joined}
 
 
-def parse_pdf_source(source: str | Path | IO[bytes], identifier: str) -> ExtractedDocument:
+def parse_pdf_source(source: str | Path | IO[bytes], identifier: str, progress: Step = quiet) -> ExtractedDocument:
     """Clean text of a PDF (a path or a binary stream): one string per physical page,
-    page labels, title and sections (`pdf_layout`, `pdf_structure`)."""
+    page labels, title and sections (`pdf_layout`, `pdf_structure`); `progress` told page by page of OCR."""
     data: bytes | Path = Path(source) if isinstance(source, (str, Path)) else source.read()
     layer = _read(data, identifier)
     raw_pages, runs = layer.pages, layer.runs
@@ -116,7 +117,7 @@ def parse_pdf_source(source: str | Path | IO[bytes], identifier: str) -> Extract
     rechecked = pdf_text.recheck(raw_pages, data)
     ocr_pages = 0
     if not any(raw_pages):
-        raw_pages = scanned_pages(data, identifier)
+        raw_pages = scanned_pages(data, identifier, progress)
         runs = [[] for _ in raw_pages]  # no fonts in a scan: no font-size headings
         ocr_pages = len([p for p in raw_pages if p])
     pages, counts = clean_pages(raw_pages, layer.labels)
@@ -139,7 +140,7 @@ def parse_pdf_source(source: str | Path | IO[bytes], identifier: str) -> Extract
     )
 
 
-def scanned_pages(source: bytes | Path, identifier: str) -> list[str]:
+def scanned_pages(source: bytes | Path, identifier: str, progress: Step = quiet) -> list[str]:
     """A PDF without a text layer, read by OCR from each page's images (at most `ocr_max_pages`);
     pypdf takes the images out."""
     import io
@@ -147,7 +148,6 @@ def scanned_pages(source: bytes | Path, identifier: str) -> list[str]:
     from pypdf import PdfReader
 
     from nodes.ingestion import ocr
-    from grove.core import progress
 
     try:
         reader = PdfReader(io.BytesIO(source) if isinstance(source, bytes) else source, strict=False)
@@ -166,13 +166,13 @@ def scanned_pages(source: bytes | Path, identifier: str) -> list[str]:
                           f"image-only PDF {identifier}: {count} pages > ocr_max_pages {limit}")
     pages = []
     for index, page in enumerate(reader.pages):
-        progress.step("ocr", index, count)
+        progress("ocr", index, count)
         try:
             images = [image.data for image in page.images]
         except Exception as exc:  # pypdf on an image it cannot decode
             raise IngestError("Не удалось прочитать изображения в скане PDF.", f"{identifier}: {exc!r}") from exc
         pages.append("\n".join(filter(None, (ocr.image_text(data) for data in images))))
-    progress.step("ocr", count, count)
+    progress("ocr", count, count)
     if not any(p.strip() for p in pages):
         raise IngestError("В этом PDF нет текстового слоя, и распознать текст на страницах не удалось.",
                           f"image-only PDF {identifier}: OCR read nothing on {count} pages")
@@ -180,7 +180,7 @@ def scanned_pages(source: bytes | Path, identifier: str) -> list[str]:
 
 
 def parse(upload: Upload) -> ExtractedDocument:
-    return parse_pdf_source(upload.path, upload.name)
+    return parse_pdf_source(upload.path, upload.name, upload.progress)
 
 
 FORMAT = Format(
