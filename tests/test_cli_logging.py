@@ -6,10 +6,11 @@ import logging
 from pathlib import Path
 
 from grove.app import cli
+from grove.core.settings import get_settings
 
 
 def handler_for(*argv: str) -> logging.Handler:
-    return cli._log_handler(cli.build_parser().parse_args(list(argv)))
+    return cli._log_handler(cli.build_parser().parse_args(list(argv)), get_settings())
 
 
 def test_a_person_at_the_console_reads_no_log_lines(env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -8,22 +8,21 @@ from rich.console import Console
 from rich.table import Table
 
 from grove.app.runtime import Stack, start_llm, start_prefect, start_store
-from grove.core.settings import get_settings
+from grove.core.settings import Settings
 
 if TYPE_CHECKING:
     from flows.consultation import ConsultationAnswer
 
 
-def run_ask(question: str, user_id: int | None, verbose: bool) -> int:
+def run_ask(settings: Settings, question: str, user_id: int | None, verbose: bool) -> int:
     console = Console()
-    settings = get_settings()
     owner = settings.console_user_id if user_id is None else user_id
     stack = Stack()
     with stack.exit:
         with console.status("starting Postgres, Prefect and the LLM …"):
-            start_store(settings, stack, quiet=True)
-            start_prefect(get_settings(), stack, reuse=True, quiet=True)
-            start_llm(get_settings(), stack, quiet=True)
+            settings = start_store(settings, stack, quiet=True)
+            settings = start_prefect(settings, stack, reuse=True, quiet=True)
+            settings = start_llm(settings, stack, quiet=True)
         from flows.answering import answering_flow
         from flows.consultation import ConsultationAnswer
         from nodes.store.user_state import session_of

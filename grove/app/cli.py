@@ -8,32 +8,32 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from grove.core.settings import get_settings
+from grove.core.settings import Settings, get_settings
 
 if TYPE_CHECKING:
     from grove.infra.postgres_server import EmbeddedPostgres
 
 
-def _cmd_up(args: argparse.Namespace) -> int:
+def _cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     from grove.app.runtime import up
 
-    return up(console=args.console)
+    return up(settings, console=args.console)
 
 
-def _cmd_serve(args: argparse.Namespace) -> int:
+def _cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     from grove.app.serve import serve_flows
 
     serve_flows()
     return 0
 
 
-def _cmd_work(args: argparse.Namespace) -> int:
+def _cmd_work(args: argparse.Namespace, settings: Settings) -> int:
     """The worker against DATABASE_URL: the indexing jobs; with GROVE_DISPATCH=prefect a Prefect
     task worker running the turns and the indexing of any user (grove/app/engine.py)."""
     from grove.store.db import prepare_database
 
     prepare_database()
-    if get_settings().dispatch == "prefect":
+    if settings.dispatch == "prefect":
         from grove.app.engine import serve_lanes
 
         serve_lanes()
@@ -44,53 +44,51 @@ def _cmd_work(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_console(args: argparse.Namespace) -> int:
+def _cmd_console(args: argparse.Namespace, settings: Settings) -> int:
     """Console against an already running store/Prefect (DATABASE_URL, PREFECT_API_URL)."""
     from grove.channels.console import run_console
     from grove.store.db import prepare_database
     from grove.app.dispatch import process
 
     prepare_database()
-    run_console(get_settings(), process)
+    run_console(settings, process)
     return 0
 
 
-def _cmd_ingest(args: argparse.Namespace) -> int:
+def _cmd_ingest(args: argparse.Namespace, settings: Settings) -> int:
     from grove.app.ingest_cli import run_ingest
 
-    return run_ingest(args.sources, args.user, args.culture)
+    return run_ingest(settings, args.sources, args.user, args.culture)
 
 
-def _cmd_ask(args: argparse.Namespace) -> int:
+def _cmd_ask(args: argparse.Namespace, settings: Settings) -> int:
     from grove.app.ask_cli import run_ask
 
-    return run_ask(args.question, args.user, args.verbose_fragments)
+    return run_ask(settings, args.question, args.user, args.verbose_fragments)
 
 
-def _embedded() -> EmbeddedPostgres:
+def _embedded(settings: Settings) -> EmbeddedPostgres:
     from grove.infra.postgres_server import EmbeddedPostgres
 
-    settings = get_settings()
     return EmbeddedPostgres(
         root=settings.pg_data_dir, port=settings.pg_port, system_user=settings.pg_system_user
     )
 
 
-def _cmd_db(args: argparse.Namespace) -> int:
+def _cmd_db(args: argparse.Namespace, settings: Settings) -> int:
     from grove.store.db import apply_migrations, check_embedding_dim, redact
 
-    settings = get_settings()
     if args.action == "start":
-        url = _embedded().start()
+        url = _embedded(settings).start()
         print(url if args.show_url else redact(url))
     elif args.action == "stop":
-        _embedded().stop()
+        _embedded(settings).stop()
     elif args.action == "status":
-        print("running" if _embedded().is_running() else "stopped")
+        print("running" if _embedded(settings).is_running() else "stopped")
     elif args.action == "url":
-        print(settings.database_url or _embedded().url)
+        print(settings.database_url or _embedded(settings).url)
     elif args.action == "migrate":
-        url = settings.database_url or _embedded().start()
+        url = settings.database_url or _embedded(settings).start()
         applied = apply_migrations(url)
         check_embedding_dim(url, settings.embedding_dim)
         print(f"applied: {', '.join(applied) or 'nothing (up to date)'}")
@@ -135,16 +133,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _log_handler(args: argparse.Namespace) -> logging.Handler:
+def _log_handler(args: argparse.Namespace, settings: Settings) -> logging.Handler:
     """Where log lines go. A person at the local console (`grove up` without a bot token,
     `grove console`, `ask`, `ingest`) reads grove's own sentences, never log lines: those go to
     `<data>/logs/grove.log`. A service (`grove up` with the bot, `serve`, `work`) logs to stderr,
     where its operator or service manager collects it; `--verbose` always does."""
     console = getattr(args, "person_facing", False) or (
-        args.func is _cmd_up and (args.console or not get_settings().bot_token))
+        args.func is _cmd_up and (args.console or not settings.bot_token))
     if args.verbose or not console:
         return logging.StreamHandler()
-    folder = get_settings().data_dir / "logs"
+    folder = settings.data_dir / "logs"
     folder.mkdir(parents=True, exist_ok=True)
     return logging.FileHandler(folder / "grove.log", encoding="utf-8")
 
@@ -153,13 +151,14 @@ def main(argv: list[str] | None = None) -> int:
     # grove's own start-up lines are not flow-run logs: Prefect must not warn about them to the user.
     os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
     args = build_parser().parse_args(argv)
+    settings = get_settings()  # read once here, handed to the command
     level = logging.DEBUG if args.verbose else logging.WARNING
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-                        handlers=[_log_handler(args)])
+                        handlers=[_log_handler(args, settings)])
     # Prefect prints run logs with its own handler; the root handler must not repeat them.
     for handler in logging.getLogger().handlers:
         handler.setLevel(level)
-    return int(args.func(args) or 0)
+    return int(args.func(args, settings) or 0)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 from rich.table import Table
 
 from grove.app.runtime import Stack, start_prefect, start_store
-from grove.core.settings import get_settings
+from grove.core.settings import Settings
 
 if TYPE_CHECKING:
     from grove.core.ingest_types import IngestItem
@@ -49,20 +49,19 @@ def check_culture(subcategory: str | None) -> str | None:
             f"документы с ней не найдёт ни одна консультация. Возможные значения: {labels}")
 
 
-def run_ingest(arguments: list[str], user_id: int | None, subcategory: str | None) -> int:
+def run_ingest(settings: Settings, arguments: list[str], user_id: int | None, subcategory: str | None) -> int:
     console = Console()
     refusal = check_culture(subcategory)
     if refusal:
         console.print(refusal, style="red", markup=False)
         return 2
-    settings = get_settings()
     owner = settings.console_user_id if user_id is None else user_id
     items = [item_for(argument) for argument in arguments]
     stack = Stack()
     with stack.exit:
         with console.status("starting Postgres and Prefect …"):
-            start_store(settings, stack, quiet=True)
-            start_prefect(get_settings(), stack, reuse=True, quiet=True)
+            settings = start_store(settings, stack, quiet=True)
+            settings = start_prefect(settings, stack, reuse=True, quiet=True)
         from flows.ingest import ingest
 
         columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),

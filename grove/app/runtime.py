@@ -38,7 +38,7 @@ from grove.infra.postgres_server import EmbeddedPostgres
 from grove.infra.prefect_server import PrefectServer
 from grove.app import warm
 from grove.core import shutdown
-from grove.core.settings import Settings, child_environment, configure, get_settings
+from grove.core.settings import Settings, child_environment, configure
 
 if TYPE_CHECKING:
     from nodes.telegram.reply import Sender
@@ -106,8 +106,9 @@ def _stop_leftover(process: psutil.Process, pid_file: Path, name: str, quiet: bo
         say(f"{name} stopped")
 
 
-def start_store(settings: Settings, stack: Stack, *, quiet: bool = False) -> str:
-    """Embedded Postgres unless DATABASE_URL is set; then migrations and the width check.
+def start_store(settings: Settings, stack: Stack, *, quiet: bool = False) -> Settings:
+    """Embedded Postgres unless DATABASE_URL is set; then migrations and the width check. Returns the
+    settings with the store's URL (also the process's, `configure`).
 
     A server that is already running (another `grove up`) is used and left running.
     """
@@ -127,11 +128,12 @@ def start_store(settings: Settings, stack: Stack, *, quiet: bool = False) -> str
             keep_running("Postgres", server, stack)
         if not quiet:
             say(f"embedded Postgres on 127.0.0.1:{settings.pg_port}, data in {server.data_dir}")
-    applied = prepare_database(configure(database_url=url))
+    settings = configure(database_url=url)
+    applied = prepare_database(settings)
     if not quiet:
         say(f"migrations: {len(applied)} applied" if applied else "migrations: up to date")
     stack.timings["postgres"] = time.monotonic() - started
-    return url
+    return settings
 
 
 RESTART_DELAYS = [1.0, 2.0, 5.0, 10.0, 30.0]
@@ -184,8 +186,9 @@ def _stop_postgres(server: EmbeddedPostgres, quiet: bool = False) -> None:
         say("Postgres stopped")
 
 
-def start_prefect(settings: Settings, stack: Stack, *, reuse: bool = False, quiet: bool = False) -> str:
-    """PREFECT_API_URL if set; else (reuse) a local server already up; else start one."""
+def start_prefect(settings: Settings, stack: Stack, *, reuse: bool = False, quiet: bool = False) -> Settings:
+    """PREFECT_API_URL if set; else (reuse) a local server already up; else start one. Returns the
+    settings with its API URL (also the process's)."""
     started = time.monotonic()
     local = PrefectServer(home=settings.prefect_home, port=settings.prefect_port,
                           pid_file=run_dir(settings) / "prefect.pid", nice=settings.background_nice,
@@ -209,10 +212,10 @@ def start_prefect(settings: Settings, stack: Stack, *, reuse: bool = False, quie
         stack.exit.callback(_stop_prefect, local, quiet)
         if not quiet:
             say(f"Prefect UI at {local.ui_url}")
-    configure(prefect_api_url=api)
+    settings = configure(prefect_api_url=api)
     prefect_library_environment(api, settings)
     stack.timings["prefect"] = time.monotonic() - started
-    return api
+    return settings
 
 
 def prefect_library_environment(api: str, settings: Settings) -> None:
@@ -259,16 +262,17 @@ def _stop_prefect(server: PrefectServer, quiet: bool = False) -> None:
         say("Prefect server stopped")
 
 
-def start_llm(settings: Settings, stack: Stack, *, quiet: bool = False) -> None:
-    """No API key: serve the local model (llama-cpp-python) and say so."""
+def start_llm(settings: Settings, stack: Stack, *, quiet: bool = False) -> Settings:
+    """No API key: serve the local model (llama-cpp-python) and say so. Returns the settings with the
+    local model's URL (also the process's)."""
     if not settings.uses_local_llm:
         if not quiet:
             say(f"LLM: {settings.llm_model} at {settings.llm_base_url}")
-        return
+        return settings
     if settings.local_llm_url:
         if not quiet:
             say(f"LLM: local server at {settings.local_llm_url}")
-        return
+        return settings
     from grove.infra.llm_server import LocalLLMServer
 
     server = LocalLLMServer(
@@ -293,9 +297,10 @@ def start_llm(settings: Settings, stack: Stack, *, quiet: bool = False) -> None:
                      "(llama-cpp-python) …")
         url = server.start()
         stack.exit.callback(_stop_child_server, server, "local LLM", quiet)
-    configure(local_llm_url=url)
+    settings = configure(local_llm_url=url)
     if not quiet:
         say(f"LLM: local {settings.local_llm_model} at {url} (offline default; {server.device})")
+    return settings
 
 
 def check_plugin_settings(settings: Settings) -> None:
@@ -339,7 +344,7 @@ def start_flow_server(settings: Settings, stack: Stack) -> None:
     pid_file = run_dir(settings) / "serve.pid"
     take_over(pid_file, "served flows", False, stack, quiet=False)
     child = ChildProcess("served flows", [sys.executable, "-m", "grove.app.cli", "serve"],
-                         env=child_environment(get_settings()), pid_file=pid_file,
+                         env=child_environment(settings), pid_file=pid_file,
                          log_file=settings.data_dir / "logs" / "serve.log")
     child.start()
     stack.exit.callback(_stop_child_server, child, "served flows")
@@ -351,7 +356,7 @@ def start_worker(settings: Settings, stack: Stack) -> None:
     pid_file = run_dir(settings) / "worker.pid"
     take_over(pid_file, "worker", False, stack, quiet=False)
     child = ChildProcess("worker", [sys.executable, "-m", "grove.app.cli", "work"],
-                         env=child_environment(get_settings()),
+                         env=child_environment(settings),
                          pid_file=pid_file, nice=settings.background_nice,
                          log_file=settings.data_dir / "logs" / "worker.log")
     child.start()
@@ -363,9 +368,9 @@ def _sigterm_as_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def up(*, console: bool | None = None) -> int:
-    """Run the whole service in the foreground until Ctrl-C."""
-    settings = get_settings()
+def up(settings: Settings, *, console: bool | None = None) -> int:
+    """Run the whole service in the foreground until Ctrl-C; `settings` as the command line read them,
+    each server it starts or finds adding its URL."""
     signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
     # Ctrl-C stops the service even when it was started with SIGINT ignored — which a shell does
     # to every background job (`grove up &`, a CI step run in the background): Python then
@@ -382,13 +387,12 @@ def up(*, console: bool | None = None) -> int:
         try:
             check_plugin_settings(settings)  # before anything starts
             claim_up(settings, stack)
-            start_store(settings, stack)
-            start_prefect(get_settings(), stack)
-            start_llm(get_settings(), stack)
-            announce_embeddings(get_settings())
-            start_worker(get_settings(), stack)
-            start_flow_server(get_settings(), stack)
-            settings = get_settings()
+            settings = start_store(settings, stack)
+            settings = start_prefect(settings, stack)
+            settings = start_llm(settings, stack)
+            announce_embeddings(settings)
+            start_worker(settings, stack)
+            start_flow_server(settings, stack)
             say(f"ready in {time.monotonic() - began:.1f} s")
             warming = warm.start()  # grove/app/warm.py
             if settings.bot_token and not console:
