@@ -60,14 +60,15 @@ def test_ingest_then_ask_from_the_command_line() -> None:
     ("GROVE_RERANKER", "bm25fusion", "unknown reranker 'bm25fusion'", "bm25-fusion"),
     ("GROVE_QUOTE_SELECTOR", "meanin", "unknown quote selector 'meanin'", "meaning"),
 ])
-def test_up_with_a_misspelt_plugin_stops_at_once_with_the_choices(setting: str, value: str, said_wrong: str,
-                                                                  a_choice: str) -> None:
+def test_a_command_with_a_misspelt_plugin_stops_at_once_with_the_choices(setting: str, value: str, said_wrong: str,
+                                                                         a_choice: str) -> None:
     data = Path(tempfile.mkdtemp(prefix="grove-cli-rr-"))
     env = {k: v for k, v in os.environ.items() if k not in {"PREFECT_API_URL", "DATABASE_URL"}}
     env.update(GROVE_DATA_DIR=str(data), GROVE_PG_PORT=str(free_port()), GROVE_PREFECT_PORT=str(free_port()),
                **{setting: value})
-    up = grove("up", env=env)
-    said = up.stdout + up.stderr
-    assert up.returncode == 2, said
-    assert said_wrong in said and a_choice in said and setting in said
-    assert "Postgres" not in said  # nothing was started
+    for command in (["up"], ["ask", "Когда цветёт жимолость?"], ["work"], ["serve"]):
+        run = grove(*command, env=env)
+        said = run.stdout + run.stderr
+        assert run.returncode == 2, (command, said)
+        assert said_wrong in said and a_choice in said and setting in said, command
+        assert "Postgres" not in said and "Traceback" not in said, command  # nothing was started

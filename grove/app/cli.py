@@ -158,6 +158,10 @@ def main(argv: list[str] | None = None) -> int:
     # Prefect prints run logs with its own handler; the root handler must not repeat them.
     for handler in logging.getLogger().handlers:
         handler.setLevel(level)
+    if args.func is not _cmd_db:  # every command that runs the flows: a misspelt plug-in stops it at once
+        from grove.app.runtime import check_plugin_settings
+
+        check_plugin_settings(settings)
     return int(args.func(args, settings) or 0)
 
 

@@ -385,7 +385,6 @@ def up(settings: Settings, *, console: bool | None = None) -> int:
     warming: threading.Thread | None = None
     with stack.exit:
         try:
-            check_plugin_settings(settings)  # before anything starts
             claim_up(settings, stack)
             settings = start_store(settings, stack)
             settings = start_prefect(settings, stack)
