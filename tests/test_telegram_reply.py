@@ -229,3 +229,26 @@ def test_a_sender_with_no_bot_cannot_send_and_shows_no_views() -> None:
         Sender().send_now(Reply(chat_id=CHAT, text="привет"))
     assert Sender().drafts() is None
     Sender().answer_callback("telegram", "query-1")  # nothing to stop: no bot, no call, no error
+
+
+def test_a_bot_opened_while_telegram_is_out_of_reach_meets_it_at_its_first_call(env) -> None:  # type: ignore[no-untyped-def]
+    """A worker started during a Telegram outage starts; its calls fail (and its replies wait in the
+    outbox) until Telegram answers again."""
+    from telegram.error import NetworkError
+
+    from tests.conftest import free_port
+
+    env(TELEGRAM_BOT_TOKEN="123456:REPLY-TOKEN", GROVE_TELEGRAM_API_URL=f"http://127.0.0.1:{free_port()}")
+    api = LoopBot.open(get_settings())  # nothing is listening there: no error yet
+    try:
+        with pytest.raises(NetworkError):
+            api.send_message(CHAT, "привет")
+        with TelegramStandin() as server:  # a Bot API that answers: getMe comes with the first call, not before
+            env(GROVE_TELEGRAM_API_URL=server.api_url)
+            again = LoopBot.open(get_settings())
+            assert server.calls() == []
+            assert again.send_message(CHAT, "привет").message_id > 0
+            assert [c["method"] for c in server.calls()][:2] == ["getMe", "sendMessage"]
+            again.close()
+    finally:
+        api.close()

@@ -90,10 +90,14 @@ class LoopBot:
 
     def __init__(self, bot: Bot, loop: asyncio.AbstractEventLoop, thread: threading.Thread | None = None) -> None:
         self.bot, self.loop, self._thread = bot, loop, thread
+        self._initialized = False
+        self._lock = threading.Lock()
 
     @classmethod
     def open(cls, settings: Settings) -> LoopBot:
-        """A Bot against `settings.telegram_api_url` on an event-loop thread of its own, initialised."""
+        """A Bot against `settings.telegram_api_url` on an event-loop thread of its own. It meets Telegram
+        at its first call (`Bot.initialize`), not here: a worker started while Telegram is out of reach
+        starts all the same, and its replies wait in the outbox."""
         if not settings.bot_token:
             raise RuntimeError("TELEGRAM_BOT_TOKEN is not set: cannot reply over Telegram")
         loop = asyncio.new_event_loop()
@@ -103,14 +107,12 @@ class LoopBot:
         bot = Bot(settings.bot_token, base_url=f"{url}/bot", base_file_url=f"{url}/file/bot",
                   local_mode=settings.telegram_local_mode,
                   request=HTTPXRequest(connection_pool_size=settings.telegram_connections, pool_timeout=30.0))
-        opened = cls(bot, loop, thread)
-        opened._run(bot.initialize(), cls.timeout)
-        return opened
+        return cls(bot, loop, thread)
 
     def close(self) -> None:
         """Shut the Bot down, and its loop when `open` started it."""
         try:
-            self._run(self.bot.shutdown(), 10)
+            asyncio.run_coroutine_threadsafe(self.bot.shutdown(), self.loop).result(10)
         finally:
             if self._thread is not None:
                 self.loop.call_soon_threadsafe(self.loop.stop)
@@ -120,7 +122,19 @@ class LoopBot:
         return f"LoopBot({self.bot.base_url.split('/bot')[0]})"
 
     def _run(self, call: Coroutine[Any, Any, T], timeout: float) -> T:
+        try:
+            self._initialize()
+        except BaseException:
+            call.close()  # never awaited: closed, so nothing warns about it
+            raise
         return asyncio.run_coroutine_threadsafe(call, self.loop).result(timeout)
+
+    def _initialize(self) -> None:
+        """`Bot.initialize` (its `getMe`) once, before the first call; tried again at the next call if it failed."""
+        with self._lock:
+            if not self._initialized:
+                asyncio.run_coroutine_threadsafe(self.bot.initialize(), self.loop).result(self.timeout)
+                self._initialized = True
 
     def send_message(self, chat_id: int, text: str, *, parse_mode: str | None = None,
                      reply_markup: InlineKeyboardMarkup | None = None) -> Message:
