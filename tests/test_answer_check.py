@@ -584,3 +584,29 @@ def test_with_the_embedding_model_an_answer_in_other_words_is_covered_and_a_neig
     assert covers(SCANNED_QUESTION, SCANNED)
     silent = gimp_refusal("GU15")
     assert not covers(silent["question"], silent["fragments"])
+
+
+JUDGED_DRAFTS = json.loads((FIXTURES / "failed_judged_drafts.json").read_text(encoding="utf-8"))["drafts"]
+
+
+@pytest.mark.parametrize("case", JUDGED_DRAFTS, ids=[d["id"] for d in JUDGED_DRAFTS])
+def test_a_failed_drafts_passages_lead_as_the_answer_only_when_the_judgment_is_sure(
+        case: dict[str, object], lexical_quotes: None) -> None:
+    """Issue 37 (sets AI–AN): a silent question whose passages the judgment let through (0.62–0.65) got a
+    draft from the model's own knowledge; the checks caught it, and the passages were shown under the
+    documents' lead as if they answered. Past a failed draft they lead as the answer only at
+    `local_fallback_judge`; AL003, answered by its passage, judged 0.84, keeps the lead."""
+    from nodes.answering.chat_drafts import local_checked
+    from nodes.retrieval.retrieve import Fragment
+
+    fragments = [Fragment(chunk_id=n, document_id=n, distance=0.3, **f)  # type: ignore[arg-type]
+                 for n, f in enumerate(case["fragments"], 1)]  # type: ignore[arg-type]
+    checked = local_checked(str(case["draft"]), str(case["question"]), fragments, judged=float(case["judged"]))  # type: ignore[arg-type]
+    assert checked.fallback and checked.degenerate
+    if case["silent"]:
+        assert checked.text.startswith(f"{NEAREST_LEAD}\n«") and EXTRACT_LEAD not in checked.text
+    else:
+        assert checked.text.startswith(f"{EXTRACT_LEAD}\n«")
+    # the same draft judged surer: the lead the judgment alone gave before
+    surer = local_checked(str(case["draft"]), str(case["question"]), fragments, judged=0.9)  # type: ignore[arg-type]
+    assert surer.fallback and surer.text.startswith(f"{EXTRACT_LEAD}\n«")

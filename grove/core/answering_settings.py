@@ -200,6 +200,13 @@ class AnsweringSettings(BaseModel):
                      "with no draft. 0 turns it off. Chosen on the near band of sets AA–AD: 2 of 10 answering "
                      "questions drafted, 1 of 17 silent ones (bench/README.md, «Whether the passages answer»)."),
     )
+    local_fallback_judge: float = Field(
+        default=0.7,
+        description=("After a local draft failed the answer checks, its passages are led as the documents' answer "
+                     "only at or above this probability of «да» (below it, as the nearest): on sets AC–AN every "
+                     "silent question whose passages were shown under the answer's lead after a failed draft "
+                     "was judged 0.62–0.65 (bench/README.md, «Whether the passages answer»)."),
+    )
     local_prompt_style: Literal["short", "full", "exact"] = Field(
         default="short", description="Rules of the answer template for the local model (prompts/answer_parts.yaml)."
     )

@@ -613,7 +613,7 @@ def check_answer(draft: str, question: str, fragments: list[str], *, searched: b
                  max_chars: int | None = None, truncated: bool = False, lead: str = EXTRACT_LEAD,
                  nearest_lead: str = NEAREST_LEAD, no_answer: str | None = None,
                  strict: bool = False, claimed_terms: int = MIN_CLAIMED_TERMS,
-                 answered: bool | None = None) -> CheckedAnswer:
+                 answered: bool | None = None, vouched: bool | None = None) -> CheckedAnswer:
     """The draft as shown, or the fallback; the fragments (by number) that back what is shown.
 
     `fragments` are the texts the model was shown, in their numbering; `searched` says
@@ -623,7 +623,9 @@ def check_answer(draft: str, question: str, fragments: list[str], *, searched: b
     by the token limit (its unfinished sentence goes); `strict` checks too that the draft's commands,
     names and numbers are the fragments' (a small local model's own knowledge shows in them), and keeps
     a failed draft's first sentences when they pass alone (`backed_lead`); `answered` is the model's
-    judgment that the fragments answer (nodes/answering/answer_judge.py; None: `covers` decides).
+    judgment that the fragments answer (nodes/answering/answer_judge.py; None: `covers` decides);
+    `vouched` replaces it for the lead of a failed draft's passages: a draft that failed its checks is a
+    sign the passages do not answer, so the caller may ask the judgment to be surer there.
     """
     text = complete_sentences(draft) if truncated else draft
     written = Draft(text, question, fragments, max_chars, strict, claimed_terms, answered)
@@ -635,7 +637,8 @@ def check_answer(draft: str, question: str, fragments: list[str], *, searched: b
         return CheckedAnswer(text=citations.text, used=citations.used, degenerate=failed, trimmed=True,
                              citations_moved=citations.moved, citations_dropped=citations.dropped)
     if failed:
-        extract = (extractive_answer(question, fragments, lead, nearest_lead, answered) if fragments
+        extract = (extractive_answer(question, fragments, lead, nearest_lead,
+                                     answered if vouched is None else vouched) if fragments
                    else Extract(text=""))
         if extract.text:
             return CheckedAnswer(text=extract.text, used=extract.used, degenerate=failed, fallback=True)

@@ -70,14 +70,17 @@ def draft(ask: Ask, messages: list[dict[str, Any]], policy: TurnPolicy, system: 
 def check(reply: LLMReply | str, question: str, pieces: Sequence[Citable], *, searched: bool = True,
           max_chars: int | None = None, lead: str = EXTRACT_LEAD, nearest_lead: str = NEAREST_LEAD,
           no_answer: str | None = None, strict: bool = False,
-          claimed_terms: int = MIN_CLAIMED_TERMS, answered: bool | None = None) -> CheckedAnswer:
+          claimed_terms: int = MIN_CLAIMED_TERMS, answered: bool | None = None,
+          vouched: bool | None = None) -> CheckedAnswer:
     """The model's draft judged against the pieces it was shown (their numbering is the citations');
-    `answered`: the model's judgment that they answer (None: `covers` decides)."""
+    `answered`: the model's judgment that they answer (None: `covers` decides); `vouched`: that judgment
+    for leading a failed draft's passages as the answer (None: `answered`)."""
     text = reply if isinstance(reply, str) else reply.content
     truncated = not isinstance(reply, str) and reply.finish_reason == "length"
     return check_answer(strip_model_sources(text), question, [p.text for p in pieces], searched=searched,
                         max_chars=max_chars, truncated=truncated, lead=lead, nearest_lead=nearest_lead,
-                        no_answer=no_answer, strict=strict, claimed_terms=claimed_terms, answered=answered)
+                        no_answer=no_answer, strict=strict, claimed_terms=claimed_terms, answered=answered,
+                        vouched=vouched)
 
 
 def failures(reply: LLMReply, question: str, pieces: Sequence[Citable], *, max_chars: int | None = None,

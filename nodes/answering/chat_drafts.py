@@ -321,13 +321,18 @@ def remote_draft(question: str, user_id: int, history: list[ChatMessage], policy
 
 
 def local_checked(reply: LLMReply | str, question: str, fragments: list[Fragment], *, searched: bool = True,
-                  whole: bool = False, answers: bool | None = None) -> CheckedAnswer:
+                  whole: bool = False, judged: float | None = None) -> CheckedAnswer:
     """A local model's draft checked (its length too), then the passage that backs it quoted — for a
-    plan's synthesis as for one answer: a small model's long or vague draft is not shown alone."""
+    plan's synthesis as for one answer: a small model's long or vague draft is not shown alone.
+
+    `judged`: the model's odds that the passages answer (None: not asked). Past a failed draft the
+    passages lead as the answer only at `local_fallback_judge`: a silent question whose passages the
+    judgment let through gets a draft from the model's own knowledge, which the checks catch."""
     settings = get_settings()
     checked = pipeline.check(reply, question, fragments, searched=searched, max_chars=settings.local_answer_max_chars,
-                             strict=settings.local_answer_strict,
-                             claimed_terms=settings.local_unfounded_terms, answered=answers)
+                             strict=settings.local_answer_strict, claimed_terms=settings.local_unfounded_terms,
+                             answered=answered(judged),
+                             vouched=None if judged is None else judged >= settings.local_fallback_judge)
     if settings.local_answer_quote and checked.accepted and fragments:
         checked = quoted(checked, question, [f.text for f in fragments], whole=whole)
     return checked
@@ -358,7 +363,7 @@ def checked_draft(draft: TurnDraft, question: str, *, local: bool) -> CheckedAns
     if not local:
         return pipeline.check(draft.reply, question, draft.fragments, searched=draft.searched)
     checked = local_checked(draft.reply, question, draft.fragments, searched=draft.searched,
-                            whole=get_settings().local_answer_context == "passages", answers=answered(draft.judged))
+                            whole=get_settings().local_answer_context == "passages", judged=draft.judged)
     if draft.gate is not None and not draft.gate.passed and not draft.fragments and asks(question) and checked.accepted:
         checked = checked.model_copy(update={"text": f"{GENERAL_LEAD}\n\n{checked.text}"})
     return checked
