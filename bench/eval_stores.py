@@ -126,6 +126,12 @@ Sets (nothing here edits a set):
   handbook of the Kig interactive geometry program, built from its DocBook into one HTML page and converted to one DOCX
   by pandoc; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on
   2026-11-28 after AK and AL, held out, with `facts` as AI and AJ.
+* ``kgpg``, ``juk`` — sets AO and AP (bench/sets/kgpg_handbook_html_ru.json: 20 questions over the whole Russian
+  handbook of KGpg, KDE's front end to GnuPG, its DocBook split into 11 HTML pages by xsltproc with the DocBook XSL
+  chunking stylesheet; bench/sets/juk_handbook_pdf_ru.json: 20 questions over the whole Russian handbook of the JuK
+  music player, its DocBook typeset by LaTeX (dblatex with its XeTeX backend) into one PDF; both committed in
+  bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on 2026-11-28 after AM and AN, held
+  out, with `facts` as AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -183,7 +189,7 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "mchelp", "skycultures", "evolution", "evince", "terminal", "seahorse", "kturtle", "kalarm",
              "marble", "maintguide", "kmplot", "emacs", "sysmonitor", "rhythmbox", "kmail", "gnote",
              "gwenview", "dolphin", "konsole", "akregator", "kolourpaint", "okular", "kcalc", "kompare",
-             "kwordquiz", "kig")
+             "kwordquiz", "kig", "kgpg", "juk")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -430,6 +436,8 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "kwordquiz": lambda: load_needle_set("kwordquiz_handbook_pdf_ru.json", "kwordquiz",
                                              "kwordquiz_handbook_pdf_silent_ru.json"),
         "kig": lambda: load_needle_set("kig_handbook_docx_ru.json", "kig", "kig_handbook_docx_silent_ru.json"),
+        "kgpg": lambda: load_needle_set("kgpg_handbook_html_ru.json", "kgpg", "kgpg_handbook_html_silent_ru.json"),
+        "juk": lambda: load_needle_set("juk_handbook_pdf_ru.json", "juk", "juk_handbook_pdf_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
