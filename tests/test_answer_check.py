@@ -610,3 +610,16 @@ def test_a_failed_drafts_passages_lead_as_the_answer_only_when_the_judgment_is_s
     # the same draft judged surer: the lead the judgment alone gave before
     surer = local_checked(str(case["draft"]), str(case["question"]), fragments, judged=0.9)  # type: ignore[arg-type]
     assert surer.fallback and surer.text.startswith(f"{EXTRACT_LEAD}\n«")
+
+
+def test_a_refusal_over_the_answering_passage_keeps_the_answers_lead_however_sure_the_judgment(
+        lexical_quotes: None) -> None:
+    """A refusal is no sign the passages do not answer (the small model refuses over the very passage that
+    answers): its passages keep the lead the judgment gave, not the surer one a draft that invented needs."""
+    case = gimp_refusal("B024")
+    refusal = "В ваших документах об этом не сказано."
+    checked = check_answer(refusal, case["question"], case["fragments"], answered=True, vouched=False)
+    assert checked.degenerate == ["refused"] and checked.text.startswith(f"{EXTRACT_LEAD}\n«")
+    invented = check_answer(MOUSE_DRAFT, case["question"], case["fragments"], strict=True, answered=True,
+                            vouched=False)
+    assert "invents" in invented.degenerate and invented.text.startswith(f"{NEAREST_LEAD}\n«")

@@ -202,10 +202,10 @@ class AnsweringSettings(BaseModel):
     )
     local_fallback_judge: float = Field(
         default=0.7,
-        description=("After a local draft failed the answer checks, its passages are led as the documents' answer "
-                     "only at or above this probability of «да» (below it, as the nearest): on sets AC–AN every "
-                     "silent question whose passages were shown under the answer's lead after a failed draft "
-                     "was judged 0.62–0.65 (bench/README.md, «Whether the passages answer»)."),
+        description=("After a local draft failed the answer checks other than by refusing, its passages are led as "
+                     "the documents' answer only at or above this probability of «да» (below it, as the nearest): "
+                     "on sets AC–AP every silent question whose passages were shown under the answer's lead after "
+                     "such a draft was judged 0.61–0.65 (bench/README.md, «Whether the passages answer»)."),
     )
     local_prompt_style: Literal["short", "full", "exact"] = Field(
         default="short", description="Rules of the answer template for the local model (prompts/answer_parts.yaml)."

@@ -624,8 +624,10 @@ def check_answer(draft: str, question: str, fragments: list[str], *, searched: b
     names and numbers are the fragments' (a small local model's own knowledge shows in them), and keeps
     a failed draft's first sentences when they pass alone (`backed_lead`); `answered` is the model's
     judgment that the fragments answer (nodes/answering/answer_judge.py; None: `covers` decides);
-    `vouched` replaces it for the lead of a failed draft's passages: a draft that failed its checks is a
-    sign the passages do not answer, so the caller may ask the judgment to be surer there.
+    `vouched` replaces it for the lead of a failed draft's passages: a draft that invented or said what
+    the passages do not back is a sign they do not answer, so the caller may ask the judgment to be surer
+    there. A refusal is no such sign (the small model refuses over the very passage that answers,
+    `_refused`): its passages keep `answered`.
     """
     text = complete_sentences(draft) if truncated else draft
     written = Draft(text, question, fragments, max_chars, strict, claimed_terms, answered)
@@ -637,9 +639,8 @@ def check_answer(draft: str, question: str, fragments: list[str], *, searched: b
         return CheckedAnswer(text=citations.text, used=citations.used, degenerate=failed, trimmed=True,
                              citations_moved=citations.moved, citations_dropped=citations.dropped)
     if failed:
-        extract = (extractive_answer(question, fragments, lead, nearest_lead,
-                                     answered if vouched is None else vouched) if fragments
-                   else Extract(text=""))
+        sure = answered if vouched is None or "refused" in failed else vouched
+        extract = extractive_answer(question, fragments, lead, nearest_lead, sure) if fragments else Extract(text="")
         if extract.text:
             return CheckedAnswer(text=extract.text, used=extract.used, degenerate=failed, fallback=True)
         text = no_answer or (NOT_FOUND if searched else CANNOT_ANSWER)
