@@ -25,7 +25,6 @@ from grove.core import runs, shutdown
 from grove.core.shutdown import Interrupted
 from grove.store.db import StoreUnavailable
 from grove.core.messages import IncomingUpdate, Reply
-from grove.core.settings import get_settings
 from nodes.telegram.reply import CONSOLE, Sender, send_replies, send_reply
 
 log = logging.getLogger(__name__)
@@ -162,17 +161,17 @@ def run_update(update: IncomingUpdate, stop: threading.Event, sender: Sender,
 class Dispatcher:
     """Turns in per-user lanes, fed by the receiver (bot) and by recovery after a crash."""
 
-    def __init__(self, sender: Sender, *, workers: int | None = None,
+    def __init__(self, sender: Sender, *, workers: int = 16,
                  run_turn: Callable[[IncomingUpdate], Any] | None = None,
                  parse: Callable[[dict[str, Any]], IncomingUpdate | None] | None = None) -> None:
+        """`workers`: turns at once (`GROVE_WORKERS`, handed in by the entry point)."""
         from grove.app.lanes import Lanes
 
-        settings = get_settings()
         self.sender = sender
         self._run_turn = run_turn or functools.partial(process, sender=sender)
         self._parse = parse
         self._stop = threading.Event()
-        self.lanes: Lanes[IncomingUpdate] = Lanes(self._work, workers or settings.workers, name="turn")
+        self.lanes: Lanes[IncomingUpdate] = Lanes(self._work, workers, name="turn")
         self._sweeper = threading.Thread(target=self._sweep, name="outbox-sweep", daemon=True)
 
     def submit(self, update: IncomingUpdate) -> bool:

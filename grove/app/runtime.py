@@ -456,7 +456,7 @@ def _run_bot(settings: Settings, sender: Sender) -> None:
     from grove.app.dispatch import Dispatcher
     from grove.store import inbox
 
-    dispatcher = Dispatcher(sender, parse=parse_stored)
+    dispatcher = Dispatcher(sender, workers=settings.workers, parse=parse_stored)
     inbox.forget_older_than(settings.inbox_keep_days)
     if settings.dispatch == "prefect":  # turns run on Prefect's task workers (grove/app/engine.py)
         from grove.app import engine
