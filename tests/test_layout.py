@@ -284,6 +284,7 @@ def test_a_bot_is_made_by_an_entry_point_and_handed_in() -> None:
                     if _calls(p) & {"Bot", "TolerantBot"})
     assert makers == ["grove/channels/bot.py", "nodes/telegram/api.py"]
     openers = sorted(str(p.relative_to(ROOT)) for package in ("grove", "flows", "nodes") for p in (ROOT / package).rglob("*.py")
-                     if "LoopBot.open" in _calls(p) or "opened" in _imported_names(p, "nodes.telegram.reply"))
+                     if "LoopBot.open" in _calls(p)
+                     or {"opened", "sender_for"} & _imported_names(p, "nodes.telegram.reply"))
     assert openers == ["grove/app/engine.py", "grove/app/runtime.py", "grove/app/serve.py", "grove/app/worker.py",
                        "nodes/telegram/reply.py"]

@@ -168,7 +168,7 @@ class Dispatcher:
         from grove.app.lanes import Lanes
 
         self.sender = sender
-        self._run_turn = run_turn or functools.partial(process, sender=sender)
+        self._run_turn = run_turn  # None: `process` with the sender (`run_update`)
         self._parse = parse
         self._stop = threading.Event()
         self.lanes: Lanes[IncomingUpdate] = Lanes(self._work, workers, name="turn")

@@ -29,8 +29,7 @@ from grove.core.messages import IncomingUpdate, Reply
 from grove.core.settings import get_settings
 from grove.store import inbox, jobs, lanes
 from grove.store.db import StoreUnavailable
-from nodes.telegram.api import LoopBot
-from nodes.telegram.reply import CONSOLE, Sender
+from nodes.telegram.reply import CONSOLE, Sender, sender_for
 
 log = logging.getLogger(__name__)
 
@@ -197,8 +196,8 @@ def _worker() -> LaneWorker:
         from grove.channels.bot import parse_stored
 
         settings = get_settings()
-        sender = Sender(LoopBot.open(settings)) if settings.bot_token else CONSOLE  # lives as long as the process
-        _current = LaneWorker(parse=parse_stored, lease_seconds=settings.lane_lease_seconds, sender=sender).start()
+        _current = LaneWorker(parse=parse_stored, lease_seconds=settings.lane_lease_seconds,
+                              sender=sender_for(settings)).start()  # its Bot lives as long as the process
     return _current
 
 

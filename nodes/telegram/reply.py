@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-__all__ = ["CONSOLE", "TELEGRAM_TEXT_LIMIT", "Sender", "opened", "send_replies", "send_reply", "split_text"]
+__all__ = ["CONSOLE", "TELEGRAM_TEXT_LIMIT", "Sender", "opened", "send_replies", "send_reply", "sender_for", "split_text"]
 
 
 def _markup(reply: Reply) -> InlineKeyboardMarkup | None:
@@ -234,18 +234,20 @@ CONSOLE = Sender()
 """The sender of a process that talks to no Telegram: the console, and tests of the store alone."""
 
 
+def sender_for(settings: Settings) -> Sender:
+    """An entry point's sender: its own `LoopBot` when a bot token is set, else `CONSOLE`."""
+    return Sender(LoopBot.open(settings)) if settings.bot_token else CONSOLE
+
+
 @contextmanager
 def opened(settings: Settings) -> Iterator[Sender]:
-    """An entry point's sender: its own `LoopBot` when a bot token is set (closed when the block
-    ends), else `CONSOLE`."""
-    if not settings.bot_token:
-        yield CONSOLE
-        return
-    api = LoopBot.open(settings)
+    """`sender_for` for a block: its Bot is closed when the block ends."""
+    sender = sender_for(settings)
     try:
-        yield Sender(api)
+        yield sender
     finally:
-        api.close()
+        if isinstance(sender.api, LoopBot):
+            sender.api.close()
 
 
 def _formatted(reply: Reply, piece: str) -> tuple[str, str | None]:
