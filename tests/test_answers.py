@@ -548,32 +548,6 @@ def test_a_refusal_over_passages_the_model_judges_to_answer_is_overruled_though_
     assert len(local.requests) == 2 and answer.text.startswith(NEAREST_LEAD)
 
 
-def test_passages_judged_in_doubt_are_drafted_from_and_a_refusal_over_them_stands(
-        store: str, local: ScriptedLLM, user_id: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 37: the judgment's «нет» over a quote that holds the fact (a negation, a condition, a key in a
-    list) showed the passage under «не нашёл» with no draft. Between `local_answer_draft_judge` and
-    `local_answer_judge` the model drafts: an answer that passes the checks is shown, a refusal is not
-    overruled (a silent question's draft refuses rightly there), and nothing is asked twice."""
-    import nodes.answering.answer_check
-    from grove.core.settings import get_settings
-
-    monkeypatch.setattr(nodes.answering.answer_check, "REFUSAL_OVERRULE_COVERAGE", 1.01)
-    monkeypatch.setattr(nodes.answering.answer_check, "MEANING_FLOOR_COVERAGE", 1.01)
-    settings = get_settings()
-    assert settings.local_answer_draft_judge < 0.45 < settings.local_answer_judge
-    index(user_id, "малина.pdf", RASPBERRY)
-    local.judge = 0.45
-    local.script(text("Весной малину подкармливают азотом: 15 г мочевины на квадратный метр [1]."))
-    answer = ask_chat(SPRING, user_id)
-    assert len(local.requests) == 1 and answer.judged == pytest.approx(0.45)
-    assert answer.text.startswith("Весной малину подкармливают азотом") and not answer.fallback
-    local.script(text("В ваших документах об этом не сказано."))
-    answer = ask_chat(SPRING, user_id)
-    assert len(local.requests) == 2 and not answer.reasked  # the refusal was not asked again
-    body = answer.text.partition("Информация взята из:")[0]
-    assert EXTRACT_LEAD not in body and f"«{RASPBERRY[0]}" in body  # shown, not as the documents' answer
-
-
 def test_a_refusal_over_passages_judged_to_answer_shows_them_as_the_answer_when_asked_again_it_fails(
         store: str, local: ScriptedLLM, user_id: int, monkeypatch: pytest.MonkeyPatch) -> None:
     import nodes.answering.answer_check

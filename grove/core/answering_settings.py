@@ -188,18 +188,10 @@ class AnsweringSettings(BaseModel):
     local_answer_judge: float = Field(
         default=0.55,
         description=("Before a local draft over fragments the gate passed, the model is asked whether the passages "
-                     "to be quoted answer the question (nodes/answering/answer_judge.py). At or above this "
-                     "probability of «да» a refusal over them is overruled; below `local_answer_draft_judge` the "
-                     "passages are shown as only the nearest, with no draft. 0 turns the judgment off. Chosen on the gate-passed questions of "
+                     "to be quoted answer the question (nodes/answering/answer_judge.py). Below this probability "
+                     "of «да» the passages are shown as only the nearest, with no draft; at or above it a refusal "
+                     "over them is overruled. 0 turns the judgment off. Chosen on the gate-passed questions of "
                      "sets AA–AD (bench/README.md, «Whether the passages answer»)."),
-    )
-    local_answer_draft_judge: float = Field(
-        default=0.4,
-        description=("Past the search gate, the model drafts from the passages when it judges them at or above this "
-                     "probability of «да», below `local_answer_judge` too: its draft is then shown only when it passes "
-                     "the answer checks, and its refusal stands. Below it the passages are shown as only the nearest, "
-                     "with no draft. Chosen on the gate-passed questions of sets AI–AP (bench/README.md, «Whether "
-                     "the passages answer»)."),
     )
     local_answer_judge_near: float = Field(
         default=0.8,

@@ -100,7 +100,7 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
         elif gate.passed:
             fragments = gate.fragments[:settings.local_answer_fragments]
             judged = judged_passages(question, fragments, settings.local_answer_judge)
-            if judged is not None and judged < settings.local_answer_draft_judge:  # close, and yet no answer
+            if judged is not None and judged < settings.local_answer_judge:  # close, and yet no answer
                 return TurnDraft(reply=LLMReply(), fragments=fragments, query=gate.query, searched=True, gate=gate,
                                  policy=policy, nearest=nearest_passages(question, fragments), judged=judged)
         if fragments and settings.local_answer_context == "passages":
