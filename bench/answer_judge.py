@@ -36,6 +36,7 @@ def auc(positive: list[float], negative: list[float]) -> float | None:
 
 def judged(dumps: list[tuple[list[str], Path]], config: str | None = None) -> list[dict[str, Any]]:
     from bench.answer_eval import has_fact
+    from grove.core.settings import get_settings
     from bench.eval_stores import load_sets
     from nodes.answering.answer_judge import answer_odds
     from nodes.answering.quote import select_quote
@@ -56,7 +57,7 @@ def judged(dumps: list[tuple[list[str], Path]], config: str | None = None) -> li
                 label = ("silent" if not question.answerable
                          else "answers" if has_fact(" ".join(passages), question) else "lacking")
                 band = "passed" if answer.get("gate_passed") else "near" if answer.get("gate_near") else "shut"
-                odds = answer_odds(question.text, passages)
+                odds = answer_odds(question.text, passages, get_settings())
                 rows.append({"id": answer["id"], "label": label, "band": band, "odds": odds})
                 print(f"{answer['id']}\t{band}\t{label}\t{odds if odds is None else round(odds, 3)}", flush=True)
     return rows

@@ -38,6 +38,7 @@ group, and for a threshold chosen on the named development sets the pass rates o
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 import argparse
 import json
 import re
@@ -240,7 +241,8 @@ def judged(probe: Probe, shown: int, url: str, how: str) -> float:
                     {"role": "user", "content": PASSAGE_ASK.format(passages=passages, question=probe.question)}]
     else:
         fragments = probe.fragments()[:shown]
-        system = local_system_prompt(prepare_turn(probe.question, []), fragments)
+        system = local_system_prompt(prepare_turn(probe.question, [], get_settings()), fragments,
+                                     get_settings().local_prompt_style)
         messages = [{"role": "system", "content": system},
                     {"role": "user", "content": JUDGE_ASK.format(question=probe.question)}]
     body = httpx.post(f"{url}/completions", json={"prompt": chatml(messages), "max_tokens": 3, "temperature": 0,

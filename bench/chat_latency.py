@@ -19,6 +19,7 @@ local model's vocabulary).
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 import argparse
 import random
 import re
@@ -163,9 +164,9 @@ def run(args: argparse.Namespace) -> None:
             t3 = time.perf_counter()
             top = rerank(question, candidates, 10)
             t4 = time.perf_counter()
-            policy = prepare_turn(question, history)
-            kept = fitted_history(question, history, policy, [rag_tool()])
-            _, shown = with_fragments(question, kept, policy, "call", question, top)
+            policy = prepare_turn(question, history, get_settings())
+            kept = fitted_history(question, history, policy, [rag_tool()], get_settings())
+            _, shown = with_fragments(question, kept, policy, "call", question, top, get_settings())
             t5 = time.perf_counter()
             store_pair.fn(user, "bench", question, " ".join(f.text[:50] for f in shown[:2]))
             t6 = time.perf_counter()

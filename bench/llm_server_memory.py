@@ -67,7 +67,7 @@ def main() -> None:
     for key in ("GROVE_LLM_API_KEY", "OPENROUTER_API_KEY"):
         os.environ.pop(key, None)
     reset_settings()
-    from nodes.answering.llm import complete
+    from nodes.answering.llm import ChatModel, complete
 
     pid = server.child.process.pid
     texts, rng = passages(), random.Random(args.seed)
@@ -80,7 +80,7 @@ def main() -> None:
             fragments = "\n".join(f"[{n}] «{t}»" for n, t in enumerate(rng.sample(texts, count), 1))
             messages = [{"role": "system", "content": f"{RULES}\n\nФрагменты:\n{fragments}"},
                         {"role": "user", "content": rng.choice(texts)}]
-            reply = complete(messages, max_tokens=args.max_tokens)
+            reply = complete(messages, ChatModel(get_settings()), max_tokens=args.max_tokens)
             if turn == 1 or turn % 10 == 0:
                 readings[turn] = rss_mb(pid)
                 print(f"turn {turn:>3}: RSS {readings[turn]:,.0f} MB (this prompt {len(messages[0]['content']):,} "

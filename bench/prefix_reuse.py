@@ -20,6 +20,7 @@ rules, …), "after" the current prompts/answer.md (role, rules, then the situat
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 import argparse
 import statistics
 from collections.abc import Iterator
@@ -99,7 +100,7 @@ def consultation_requests(users: int, turns: int, regenerate: bool) -> list[list
             question = f"Как подкармливать {crop} в {['мае', 'июне', 'июле'][turn % 3]}? Вопрос {turn}."
             snippets = [Snippet(source_type="document", priority_level=2, content=fact(crop, user, n),
                                 distance=0.2, id=n, source_identifier="справочник.pdf") for n in range(3)]
-            policy = prepare_turn(question, histories[user])
+            policy = prepare_turn(question, histories[user], get_settings())
             for step in (policy, with_repetition_signal(policy))[: 1 + regenerate]:
                 system = system_prompt(profile, crop, profile.category, "grounded", snippets, step.signals,
                                        step.recent_bot, style="short")
@@ -121,9 +122,9 @@ def chat_requests(users: int, turns: int, regenerate: bool) -> list[list[dict[st
             fragments = [Fragment(chunk_id=n, document_id=user, text=fact(f"документ {user}", user, n),
                                   source_type="pdf", source_identifier=f"user{user}.pdf", page=n + 1, distance=0.3)
                          for n in range(3)]
-            policy = prepare_turn(question, histories[user])
+            policy = prepare_turn(question, histories[user], get_settings())
             for step in (policy, with_repetition_signal(policy))[: 1 + regenerate]:
-                requests.append(local_messages(question, histories[user], step, fragments)[0])
+                requests.append(local_messages(question, histories[user], step, fragments, get_settings())[0])
             histories[user] += [ChatMessage(role="user", content=question),
                                 ChatMessage(role="assistant", content=f"Ответ {turn}.")]
     return requests

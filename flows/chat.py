@@ -14,14 +14,14 @@ from pydantic import BaseModel, Field
 from flows import texts
 from flows.rag_query import rag_db_query
 from grove.core.observe import flow
-from grove.core.settings import get_settings
+from grove.core.settings import Settings, get_settings
 from grove.core.shutdown import Stopped
 from nodes.answering import answer_pipeline as pipeline
 from nodes.answering.answer_prompt import TEMPLATE
 from nodes.answering.chat_drafts import (checked_draft, local_draft, remote_draft, turn_fields, turn_record,
                                          turn_report)
 from nodes.answering.context_signals import Signal
-from nodes.answering.llm import LLMError, current_endpoint
+from nodes.answering.llm import LLMError, endpoint_of
 from nodes.answering.plan import PlanError
 from nodes.answering.plan_generator import generate_plan
 from nodes.answering.query_analyzer import analyze_query, marker_kind
@@ -64,19 +64,21 @@ def chat(question: str, user_id: int, session_id: str, show: Show | None = None)
     # searched, answered and stored in its place; otherwise it is a message like any other.
     retried = unanswered_turn(user_id, session_id) if is_retry_request(question) else None
     question = retried.question if retried is not None else question
-    history = load_history(user_id, session_id, pairs=get_settings().history_pairs)
-    policy = prepare_turn(question, history)
+    settings = get_settings()
+    history = load_history(user_id, session_id, pairs=settings.history_pairs)
+    policy = prepare_turn(question, history, settings)
     try:
-        planned = planned_answer(question, user_id, session_id, history, policy, retried)
+        planned = planned_answer(question, user_id, session_id, history, policy, settings, retried)
     except (LLMError, PlanError) as exc:
         log.error("plan failed for user %s: %s", user_id, exc)
         policy.signals.append(Signal(name="plan_failed"))
         planned = None
     if planned is not None:
         return planned
-    local = current_endpoint().is_local
+    local = endpoint_of(settings).is_local
     try:
-        draft = (local_draft if local else remote_draft)(question, user_id, history, policy, rag_db_query, show)
+        draft = (local_draft if local else remote_draft)(question, user_id, history, policy, rag_db_query, settings,
+                                                         show)
     except Stopped:  # «Стоп» before anything was on screen
         keep_pair(user_id, session_id, question, texts.ANSWER_STOPPED, retried)
         report_turn("chat", user_id, [*policy.signal_names, "stopped_by_user"], policy.guards,
@@ -91,7 +93,7 @@ def chat(question: str, user_id: int, session_id: str, show: Show | None = None)
         return ChatAnswer(text=texts.APOLOGY, failed=True, failure=f"LLM gave up: {exc}",
                           signals=policy.signal_names, guards=policy.guards)
     policy = draft.policy or policy
-    checked = checked_draft(draft, question, local=local)
+    checked = checked_draft(draft, question, settings, local=local)
     text = folded(pipeline.compose(checked, draft.fragments))
     if draft.stopped:
         text = f"{texts.ANSWER_STOPPED}\n\n{text}".strip()
@@ -120,23 +122,23 @@ def keep_pair(user_id: int, session_id: str, question: str, answer: str, retried
 
 
 def planned_answer(question: str, user_id: int, session_id: str, history: list[ChatMessage],
-                   policy: TurnPolicy, retried: Unanswered | None = None) -> ChatAnswer | None:
+                   policy: TurnPolicy, settings: Settings, retried: Unanswered | None = None) -> ChatAnswer | None:
     """Seed 004: a non-simple question runs as a validated plan; None means "take the simple path"."""
     from flows.complex_query import checked_plan, complex_query
 
-    if get_settings().planner == "off" or marker_kind(question) == "simple":
+    if settings.planner == "off" or marker_kind(question) == "simple":
         return None  # most turns: no marker, so no analyzer task run and no extra model call
-    analysis = analyze_query(question)
+    analysis = analyze_query(question, settings)
     if analysis.kind == "simple":
         return None
-    outcome = generate_plan(question, analysis.kind)
+    outcome = generate_plan(question, analysis.kind, settings)
     if outcome.plan is None:
         policy.signals.append(Signal(name="plan_rejected", detail=outcome.error or ""))
         return None
     run = complex_query(question, user_id, outcome.plan, history)
     policy.signals.append(Signal(name=f"plan:{analysis.kind}"))
     policy.signals += [Signal(name="plan_cut", detail=run.cut)] if run.cut else []
-    checked = checked_plan(run, question)
+    checked = checked_plan(run, question, settings)
     text = folded(pipeline.compose(checked, run.fragments))
     keep_pair(user_id, session_id, question, text, retried)
     recorded(user_id, policy, {"plan_steps": len(run.steps), "adaptations": len(run.adaptations),

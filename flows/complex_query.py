@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 import prompts
 from flows import texts
-from grove.core.settings import get_settings
+from grove.core.settings import Settings, get_settings
 from nodes.answering import answer_pipeline as pipeline
 from nodes.answering.answer_check import CheckedAnswer
 from nodes.answering.chat_drafts import local_checked
@@ -27,7 +27,7 @@ from nodes.answering.answer_prompt import AnswerContext, parts, render
 from nodes.store.chat_history import ChatMessage
 from nodes.answering.context_window import newest_pairs_within
 from nodes.embedding.embedder import get_embedder
-from nodes.answering.llm import LLMDeadlineExceeded, TransientLLMError, complete, current_endpoint
+from nodes.answering.llm import ChatModel, LLMDeadlineExceeded, TransientLLMError, complete, endpoint_of
 from nodes.answering.plan import Plan, Step, layers, validate_plan
 from nodes.retrieval.retrieve import Fragment, first_stage
 from nodes.answering.step_context import StepResult, build_context
@@ -56,7 +56,7 @@ def _budget() -> TokenBudgetManager:
 def _ask(messages: list[dict[str, Any]], response_tokens: int) -> tuple[str, int, dict[str, int]]:
     prompt_tokens = count_message_tokens(messages)
     # Handed no draft (`on_text`): a plan's steps, its synthesis too, are not shown as they are written.
-    reply = complete(messages, max_tokens=response_tokens)
+    reply = complete(messages, ChatModel(get_settings()), max_tokens=response_tokens)
     return reply.content, prompt_tokens, reply.usage
 
 
@@ -184,12 +184,12 @@ def complex_query(question: str, user_id: int, plan: Plan, history: list[ChatMes
     return run
 
 
-def checked_plan(run: PlanRun, question: str) -> CheckedAnswer:
+def checked_plan(run: PlanRun, question: str, settings: Settings) -> CheckedAnswer:
     """The plan's answer as checked; a plan the deadline cut answers with the passages its searches found."""
     if run.cut:
         return pipeline.check("", question, run.fragments, lead=texts.PLAN_CUT, nearest_lead=texts.PLAN_CUT)
-    if current_endpoint().is_local:
-        return local_checked(run.text, question, run.fragments)
+    if endpoint_of(settings).is_local:
+        return local_checked(run.text, question, run.fragments, settings)
     return pipeline.check(run.text, question, run.fragments)
 
 

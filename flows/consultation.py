@@ -33,7 +33,7 @@ from nodes.store.consultation_state import (ConsultationContext, ConsultationSta
 from nodes.answering.detect_culture import detect_culture_name
 from nodes.store.dialogue_metrics import record_turn
 from grove.core.domain_profile import DomainProfile, active_profile
-from nodes.answering.llm import current_endpoint
+from nodes.answering.llm import endpoint_of
 from nodes.store.topics import Topic, close_topic, last_question, log_turn, open_topic, set_topic_culture
 from nodes.retrieval.unified_retrieve import Snippet
 from nodes.telegram.stream import Show
@@ -167,7 +167,7 @@ def new_question(profile: DomainProfile, question: str, user_id: int, session_id
         previous = last_question(topic.id)
         search_text = f"{previous} {question}" if previous else None
     else:
-        culture = detect_culture_name(question, profile).culture
+        culture = detect_culture_name(question, profile, get_settings()).culture
         set_topic_culture(topic.id, culture)
     context = ConsultationContext(category=profile.category, root_question=question, culture=culture,
                                   topic_id=topic.id, session_id=session_id, user_id=user_id)
@@ -196,7 +196,7 @@ def new_question(profile: DomainProfile, question: str, user_id: int, session_id
                       ask_consultation_llm(profile, question, culture, "grounded", user_id, session_id,
                                            retrieved=(snippets, trace), topic_id=topic.id, show=show),
                       signals=signals)
-    if current_endpoint().is_local:
+    if endpoint_of(get_settings()).is_local:
         return _ask_culture(profile, context, signals, trace)
     asked = ask_consultation_llm(profile, question, culture, "clarify", user_id, session_id, topic_id=topic.id,
                                  show=show)
@@ -216,7 +216,7 @@ def variety_answer(profile: DomainProfile, state: ConsultationState, answer: str
     culture = profile.map_variety(context.culture, answer)
     signals = ["variety:mapped" if culture else "variety:reclassified"]
     if culture is None:
-        guess = detect_culture_name(f"{context.root_question} {answer}", profile).culture
+        guess = detect_culture_name(f"{context.root_question} {answer}", profile, get_settings()).culture
         culture = guess if profile.case_of(guess) == "specific" else context.culture
     if context.topic_id is not None:
         set_topic_culture(context.topic_id, culture)
@@ -232,7 +232,7 @@ def clarification_answer(profile: DomainProfile, state: ConsultationState, answe
     context = state.context
     assert context is not None
     combined = f"{context.root_question} {answer}"
-    culture = detect_culture_name(combined, profile).culture
+    culture = detect_culture_name(combined, profile, get_settings()).culture
     if context.topic_id is not None:
         set_topic_culture(context.topic_id, culture)
     case = profile.case_of(culture)

@@ -24,12 +24,12 @@ from nodes.answering.answer_check import CheckedAnswer
 from nodes.answering.consultation_intent import IntentRegistry
 from nodes.answering.context_signals import Signal
 from nodes.answering.dialogue_guards import is_repetition
-from nodes.answering.context_window import request_tokens
+from nodes.answering.context_window import prompt_room, request_tokens
 from grove.core.domain_profile import DomainProfile
 from nodes.answering import answer_pipeline as pipeline
 from nodes.answering.answer_prompt import Style
 from nodes.embedding.embedder import embed_query
-from nodes.answering.llm import LLMDeadlineExceeded, LLMError, answer_decoding, current_endpoint, llm_task
+from nodes.answering.llm import LLMDeadlineExceeded, LLMError, answer_decoding, endpoint_of, llm_task
 from nodes.answering.token_budget import count_tokens
 from nodes.answering.turn_policy import TurnPolicy, prepare_turn
 from nodes.retrieval.unified_retrieve import Snippet, retrieve_unified_snippets
@@ -53,7 +53,8 @@ class Asked(BaseModel):
 
 def _style() -> Style:
     """The answer template's style for the model in use (the short one for the local model)."""
-    return get_settings().local_prompt_style if current_endpoint().is_local else "full"
+    settings = get_settings()
+    return settings.local_prompt_style if endpoint_of(settings).is_local else "full"
 
 
 def library_snippets(profile: DomainProfile, culture: str, mode: Mode, text: str) -> tuple[list[Snippet], list[str]]:
@@ -76,7 +77,8 @@ def _fitted(profile: DomainProfile, text: str, culture: str, mode: Mode, snippet
     fixed = request_tokens([{"role": "system", "content": rules}, {"role": "user", "content": text}])
     fixed += count_tokens(KNOWLEDGE_HEADER) + 1 if snippets else 0
     costs = [count_tokens(fragment_text(n, s)) + 1 for n, s in enumerate(snippets, 1)]
-    return pipeline.fit(fixed, costs, history, snippets, cap=get_settings().consultation_fragment_tokens)
+    settings = get_settings()
+    return pipeline.fit(fixed, costs, history, snippets, prompt_room(settings), cap=settings.consultation_fragment_tokens)
 
 
 def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: Mode,
@@ -105,7 +107,7 @@ def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: 
     if approved:
         history = []
         trace.append("есть одобренный ответ: история темы в запрос не передаётся")
-    policy = prepare_turn(text, history, signals)
+    policy = prepare_turn(text, history, settings, signals)
     found = list(snippets)
     snippets, history = _fitted(profile, text, culture, mode, snippets, history, policy)
     style = _style()
@@ -117,8 +119,8 @@ def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: 
     messages = [{"role": "system", "content": prompt(policy)}]
     messages += [{"role": m.role, "content": m.content} for m in history]
     messages.append({"role": "user", "content": text})
-    ask = llm_task()
-    decoding = answer_decoding()
+    ask = llm_task(settings)
+    decoding = answer_decoding(settings)
     try:
         reply = ask(messages, decoding=decoding, on_text=show)
         if not approved:  # an approved pair is followed, even when the last reply followed it too
@@ -135,7 +137,7 @@ def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: 
                      signals=policy.signal_names, guards=policy.guards, degenerate=["cut"], fallback=True)
     except LLMError as exc:
         return _failed(user_id, exc, trace, policy)
-    local = current_endpoint().is_local
+    local = endpoint_of(settings).is_local
     checked = pipeline.check(reply, text, snippets, max_chars=settings.local_answer_max_chars if local else None,
                              lead=texts.CONSULTATION_EXTRACT_LEAD, nearest_lead=texts.CONSULTATION_NEAREST_LEAD,
                              no_answer=texts.CONSULTATION_NO_ANSWER)
@@ -143,7 +145,7 @@ def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: 
         checked = checked.model_copy(update={"text": pipeline.NO_TEXT, "fallback": True})
     pieces: list[Snippet] = snippets
     if checked.text != pipeline.NO_TEXT:
-        repeated = is_repetition(reply.content, policy.recent_bot)
+        repeated = is_repetition(reply.content, policy.recent_bot, policy.repeat_similarity)
         on_point = _on_the_question(profile, checked, text, search_text, culture, found, policy.recent_bot, repeated)
         if on_point is not checked:
             checked, pieces = on_point, found

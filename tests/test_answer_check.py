@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from grove.core.settings import get_settings
+
 import nodes.answering.answer_check
 import nodes.answering.quote
 from nodes.answering.answer_check import (
@@ -601,14 +603,15 @@ def test_a_failed_drafts_passages_lead_as_the_answer_only_when_the_judgment_is_s
 
     fragments = [Fragment(chunk_id=n, document_id=n, distance=0.3, **f)  # type: ignore[arg-type]
                  for n, f in enumerate(case["fragments"], 1)]  # type: ignore[arg-type]
-    checked = local_checked(str(case["draft"]), str(case["question"]), fragments, judged=float(case["judged"]))  # type: ignore[arg-type]
+    checked = local_checked(str(case["draft"]), str(case["question"]), fragments, get_settings(),
+                            judged=float(case["judged"]))  # type: ignore[arg-type]
     assert checked.fallback and checked.degenerate
     if case["silent"]:
         assert checked.text.startswith(f"{NEAREST_LEAD}\n«") and EXTRACT_LEAD not in checked.text
     else:
         assert checked.text.startswith(f"{EXTRACT_LEAD}\n«")
     # the same draft judged surer: the lead the judgment alone gave before
-    surer = local_checked(str(case["draft"]), str(case["question"]), fragments, judged=0.9)  # type: ignore[arg-type]
+    surer = local_checked(str(case["draft"]), str(case["question"]), fragments, get_settings(), judged=0.9)  # type: ignore[arg-type]
     assert surer.fallback and surer.text.startswith(f"{EXTRACT_LEAD}\n«")
 
 

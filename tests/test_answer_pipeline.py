@@ -3,6 +3,7 @@ fragment and a consultation snippet."""
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 from typing import Any
 
 from nodes.answering import answer_pipeline as pipeline
@@ -44,18 +45,18 @@ def test_pieces_that_fit_are_shown_whole_in_rank_order() -> None:
     for make in (fragment, snippet):
         ranked = pieces(make)
         costs = [count_tokens(p.text) + 5 for p in ranked]
-        shown, kept = pipeline.fit(100, costs, [], ranked)
+        shown, kept = pipeline.fit(100, costs, [], ranked, prompt_room(get_settings()))
         assert shown == ranked and kept == []
-        shown, _ = pipeline.fit(100, costs, [], ranked, cap=costs[0] + costs[1])
+        shown, _ = pipeline.fit(100, costs, [], ranked, prompt_room(get_settings()), cap=costs[0] + costs[1])
         assert shown == ranked[:2]  # the cap bounds the pieces' share
 
 
 def test_a_first_piece_too_large_for_the_window_is_cut_to_the_room_left() -> None:
     for make in (fragment, snippet):
         long = make(1, " ".join(["Малину поливают раз в неделю, по ведру воды на куст."] * 400))
-        fixed = prompt_room() - 300  # room for about 300 tokens of pieces
+        fixed = prompt_room(get_settings()) - 300  # room for about 300 tokens of pieces
         cost = count_tokens(long.text) + 7
-        shown, _ = pipeline.fit(fixed, [cost], [], [long])
+        shown, _ = pipeline.fit(fixed, [cost], [], [long], prompt_room(get_settings()))
         assert len(shown) == 1 and type(shown[0]) is type(long)
         assert shown[0].text.endswith(" …") and long.text.startswith(shown[0].text.removesuffix(" …"))
         assert MIN_FRAGMENT_TOKENS < count_tokens(shown[0].text) + 7 <= 300
@@ -69,9 +70,10 @@ def test_history_takes_what_the_pieces_leave() -> None:
                     ChatMessage(role="assistant", content=" ".join([f"ответ{n}"] * 30))]
     ranked = pieces(fragment)
     costs = [count_tokens(p.text) + 5 for p in ranked]
-    _, everything = pipeline.fit(100, costs, history, ranked)
+    _, everything = pipeline.fit(100, costs, history, ranked, prompt_room(get_settings()))
     assert everything == history
-    _, squeezed = pipeline.fit(prompt_room() - sum(costs) - 120, costs, history, ranked)
+    _, squeezed = pipeline.fit(prompt_room(get_settings()) - sum(costs) - 120, costs, history, ranked,
+                                 prompt_room(get_settings()))
     assert 0 < len(squeezed) < len(history) and squeezed == history[-len(squeezed):]
     assert squeezed[0].role == "user"  # whole pairs only
 

@@ -7,6 +7,7 @@ named only from retrieved fragments, trimming, cleaning, failures.
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 import json
 import re
 
@@ -254,9 +255,9 @@ async def test_a_long_history_and_long_fragments_are_fitted_to_the_models_window
     first, second = llm.requests
     stored = [{"role": r, "content": c} for n in range(15) for r, c in
               (("user", f"вопрос {n}"), ("assistant", f"ответ {n}: {long_answer}"))]
-    assert request_tokens(stored) > prompt_room()  # sent whole, history alone would not fit
-    assert request_tokens(first["messages"]) <= prompt_room(first["tools"])
-    assert request_tokens(second["messages"]) <= prompt_room()
+    assert request_tokens(stored) > prompt_room(get_settings())  # sent whole, history alone would not fit
+    assert request_tokens(first["messages"]) <= prompt_room(get_settings(), first["tools"])
+    assert request_tokens(second["messages"]) <= prompt_room(get_settings())
     history = first["messages"][1:-1]
     assert 0 < len(history) < 30 and len(history) % 2 == 0
     assert history[-1]["content"].startswith("ответ 14:")  # the newest pairs stay, the oldest go
@@ -316,7 +317,7 @@ async def test_a_question_longer_than_the_models_room_is_cut_and_said(
     assert question.startswith(sent.rstrip("…").rstrip()) and len(sent) < len(question)
     assert "хлороз" in again["text"]
     for request in llm.requests:
-        assert request_tokens(request["messages"]) <= prompt_room()
+        assert request_tokens(request["messages"]) <= prompt_room(get_settings())
     with psycopg.connect(store) as conn:
         stored = conn.execute("select content from chat_messages where user_id = %s and role = 'user'"
                               " order by id limit 1", (user_id,)).fetchone()[0]

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 import psycopg
 
 import pytest
@@ -117,10 +118,10 @@ def test_the_marker_never_reaches_a_model_from_the_stored_history(pg_url: str, u
     assert _contents(history) == ["Когда сажать малину?", "Осенью."]
     store_pair(user_id, "s", "А голубику?", NO_ANSWER_MARK)  # two failures in a row, the newest last
     assert load_history(user_id, "s", pairs=2) == []  # the newest two pairs both failed
-    policy = prepare_turn("Чем подкормить малину?", load_history(user_id, "s"))
+    policy = prepare_turn("Чем подкормить малину?", load_history(user_id, "s"), get_settings())
     assert "user_repeats" not in policy.signal_names  # the unanswered question is no repeat
     remote = build_messages("Чем подкормить малину?", load_history(user_id, "s"), policy)
-    local, _ = local_messages("Чем подкормить малину?", load_history(user_id, "s"), policy, [])
+    local, _ = local_messages("Чем подкормить малину?", load_history(user_id, "s"), policy, [], get_settings())
     for messages in (remote, local):
         assert not any(NO_ANSWER_MARK in str(m["content"]) for m in messages)
         assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]

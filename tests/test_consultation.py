@@ -8,6 +8,7 @@ retrieval, logging and moderation.
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 from typing import Any
 
 import psycopg
@@ -474,7 +475,7 @@ async def test_fragments_and_history_are_fitted_to_the_models_window(
         reply = await say(standin, user_id, "Как ухаживать за голубикой?")
 
     [request] = model.answered
-    assert request_tokens(request["messages"]) <= prompt_room()
+    assert request_tokens(request["messages"]) <= prompt_room(get_settings())
     system = request["messages"][0]["content"]
     facts = system[system.index("## БАЗА ЗНАНИЙ"):]
     facts = facts.split("\nИзвестно о запросе:")[0].split("\nУчти:")[0]  # the turn's context follows the facts

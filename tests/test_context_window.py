@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 import json
 
 from nodes.store.chat_history import ChatMessage
@@ -51,12 +52,12 @@ def test_tokens_are_counted_per_message_with_the_templates_overhead() -> None:
 
 def test_room_keeps_the_answer_and_the_tool_description(env) -> None:  # type: ignore[no-untyped-def]
     env(GROVE_LLM_API_KEY="k", GROVE_LLM_CONTEXT_TOKENS="3000", GROVE_LLM_MAX_TOKENS="500")
-    assert prompt_room() == 3000 - 500 - SAFETY_TOKENS
+    assert prompt_room(get_settings()) == 3000 - 500 - SAFETY_TOKENS
     tools = [{"type": "function", "function": {"name": "rag-db-query", "parameters": {"type": "object"}}}]
-    assert prompt_room(tools) == prompt_room() - count_tokens(json.dumps(tools)) - TOOL_TEMPLATE_TOKENS
+    assert prompt_room(get_settings(), tools) == prompt_room(get_settings()) - count_tokens(json.dumps(tools)) - TOOL_TEMPLATE_TOKENS
     env(GROVE_LLM_API_KEY="", GROVE_LOCAL_LLM_CONTEXT="4096")
-    assert prompt_room(max_tokens=100) == 4096 - 100 - SAFETY_TOKENS  # no key: the local model's window
-    assert request_tokens([{"role": "user", "content": "слово " * 5000}]) > prompt_room()
+    assert prompt_room(get_settings(), max_tokens=100) == 4096 - 100 - SAFETY_TOKENS  # no key: the local model's window
+    assert request_tokens([{"role": "user", "content": "слово " * 5000}]) > prompt_room(get_settings())
 
 
 def test_fragments_come_first_but_history_keeps_a_share() -> None:
@@ -78,12 +79,12 @@ def test_fit_items_cuts_a_lone_oversized_item_and_leaves_history_its_share(env) 
     from nodes.answering.context_window import MIN_FRAGMENT_TOKENS, fit_items
 
     env(GROVE_LLM_API_KEY="k", GROVE_LLM_CONTEXT_TOKENS="3000", GROVE_LLM_MAX_TOKENS="500")
-    free = prompt_room() - 400
+    free = prompt_room(get_settings()) - 400
     full = history(15)
-    fit = fit_items(400, [5000, 100], full)
+    fit = fit_items(400, [5000, 100], full, prompt_room(get_settings()))
     assert fit.whole == 0 and fit.cut_to is not None and fit.cut_to > MIN_FRAGMENT_TOKENS
     assert 0 < request_tokens(fit.history) - 2 <= free - fit.cut_to  # history keeps its share
     assert fit.history == full[-len(fit.history):]
-    capped = fit_items(400, [300, 300, 300], full, cap=650)
+    capped = fit_items(400, [300, 300, 300], full, prompt_room(get_settings()), cap=650)
     assert capped.whole == 2 and capped.cut_to is None  # the cap stops the third
-    assert fit_items(400, [], []) == (0, None, [])
+    assert fit_items(400, [], [], prompt_room(get_settings())) == (0, None, [])

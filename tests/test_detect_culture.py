@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from grove.core.settings import get_settings
+
 from grove.core.domain_profile import DomainProfile, active_profile, load_profile
 from nodes.answering.detect_culture import CultureGuess, classifier_prompt, detect, detect_culture_name
 from tests.support.scripted_llm import ScriptedLLM, text
@@ -47,7 +49,7 @@ def test_keyword_detection_maps_the_question_to_its_culture(berries: DomainProfi
     with ScriptedLLM() as llm:
         env(GROVE_CULTURE_DETECTION="keywords", GROVE_LLM_API_KEY="k", GROVE_LLM_BASE_URL=llm.base_url,
             GROVE_LLM_MODEL="scripted")
-        guess = detect(question, berries)
+        guess = detect(question, berries, get_settings())
     assert guess == CultureGuess(culture=culture, by="keywords", raw="")
     assert llm.requests == []  # the keyword classifier never asks the model
 
@@ -70,7 +72,7 @@ def test_the_models_label_is_taken_when_the_question_agrees(berries: DomainProfi
                                                              said: str, culture: str) -> None:
     with ScriptedLLM([text(said)]) as llm:
         env(GROVE_LLM_API_KEY="k", GROVE_LLM_BASE_URL=llm.base_url, GROVE_LLM_MODEL="scripted")
-        guess = detect(question, berries)
+        guess = detect(question, berries, get_settings())
     assert (guess.culture, guess.by, guess.raw) == (culture, "llm", said)
     [request] = llm.requests
     assert request["messages"][1] == {"role": "user", "content": question}
@@ -80,7 +82,7 @@ def test_the_models_label_is_taken_when_the_question_agrees(berries: DomainProfi
 def test_the_task_logs_its_guess(berries: DomainProfile, env, caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]
     env(GROVE_CULTURE_DETECTION="keywords")
     with caplog.at_level(logging.INFO, logger="grove.run"):
-        guess = detect_culture_name("Чем подкормить голубику?", berries)
+        guess = detect_culture_name("Чем подкормить голубику?", berries, get_settings())
     assert guess.culture == "голубика"
     assert "culture 'голубика' by keywords" in caplog.text
 
@@ -116,4 +118,4 @@ def test_another_deployments_profile_is_its_own_list(tmp_path: Path, env, questi
     env(GROVE_DOMAIN_PROFILE=str(path), GROVE_CULTURE_DETECTION="keywords")
     profile = active_profile()
     assert profile is not None and profile.name == "vegetables"
-    assert detect(question, profile).culture == culture
+    assert detect(question, profile, get_settings()).culture == culture

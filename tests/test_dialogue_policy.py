@@ -26,28 +26,28 @@ def test_similarity_ignores_case_and_punctuation() -> None:
 
 
 def test_conversation_guard_fires_on_a_repeated_question() -> None:
-    result = conversation_guard("Когда обрезать малину?", ["когда обрезать малину", "привет"], ["a", "b"])
+    result = conversation_guard("Когда обрезать малину?", ["когда обрезать малину", "привет"], ["a", "b"], 0.85)
     assert result.fired == ["conversation"]
     assert [s.name for s in result.signals] == ["user_repeats", "change_tack"]
 
 
 def test_conversation_guard_fires_when_the_bot_repeats_itself() -> None:
     same = "Обрезайте малину осенью, удаляя отплодоносившие побеги."
-    result = conversation_guard("А ещё?", ["вопрос один"], [same, same + "!"])
+    result = conversation_guard("А ещё?", ["вопрос один"], [same, same + "!"], 0.85)
     assert [s.name for s in result.signals] == ["bot_repeats", "change_tack"]
 
 
 def test_conversation_guard_stays_quiet_in_a_normal_dialogue() -> None:
     result = conversation_guard("А чем подкормить?", ["Когда обрезать малину?"],
-                                ["Осенью.", "Весной азотом, летом калием."])
+                                ["Осенью.", "Весной азотом, летом калием."], 0.85)
     assert result.fired == [] and result.signals == []
 
 
 def test_anti_repetition_compares_with_recent_replies() -> None:
     recent = ["Малину обрезают осенью, сразу после плодоношения."]
-    assert is_repetition("Малину обрезают осенью — сразу после плодоношения!", recent)
-    assert not is_repetition("Весной удалите подмёрзшие верхушки.", recent)
-    assert not is_repetition("", recent)
+    assert is_repetition("Малину обрезают осенью — сразу после плодоношения!", recent, 0.85)
+    assert not is_repetition("Весной удалите подмёрзшие верхушки.", recent, 0.85)
+    assert not is_repetition("", recent, 0.85)
 
 
 def test_the_template_shows_every_variable() -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from grove.core.settings import get_settings
+
 from nodes.answering.consultation_prompt import is_clarification_question, system_prompt
 from nodes.answering.detect_culture import detect
 from grove.core.domain_profile import DomainProfile, load_profile
@@ -69,11 +71,11 @@ def test_the_model_classifies_and_off_list_answers_fall_back(berries: DomainProf
     with ScriptedLLM([text("«Малина ремонтантная.»"), text("помидор"), error(400), text("общая информация"),
                       text("не определено")]) as llm:
         env(GROVE_LLM_API_KEY="k", GROVE_LLM_BASE_URL=llm.base_url, GROVE_LLM_MODEL="scripted")
-        by_model = detect("Чем подкормить мою малину, она плодоносит дважды?", berries)
-        off_list = detect("Когда обрезать клубнику?", berries)
-        failed = detect("Как ухаживать за голубикой?", berries)
-        overruled = detect("Как правильно посадить голубику?", berries)
-        unclear = detect("Чем подкормить кусты весной?", berries)
+        by_model = detect("Чем подкормить мою малину, она плодоносит дважды?", berries, get_settings())
+        off_list = detect("Когда обрезать клубнику?", berries, get_settings())
+        failed = detect("Как ухаживать за голубикой?", berries, get_settings())
+        overruled = detect("Как правильно посадить голубику?", berries, get_settings())
+        unclear = detect("Чем подкормить кусты весной?", berries, get_settings())
     assert (overruled.culture, overruled.by) == ("голубика", "keywords")  # the named crop wins
     assert (unclear.culture, unclear.by) == ("не определено", "llm")
     assert (by_model.culture, by_model.by) == ("малина ремонтантная", "llm")
@@ -86,9 +88,9 @@ def test_the_model_classifies_and_off_list_answers_fall_back(berries: DomainProf
 def test_a_crop_the_question_does_not_name_is_not_believed(berries: DomainProfile, env) -> None:  # type: ignore[no-untyped-def]
     with ScriptedLLM([text("малина общая"), text("голубика"), text("клубника ремонтантная")]) as llm:
         env(GROVE_LLM_API_KEY="k", GROVE_LLM_BASE_URL=llm.base_url, GROVE_LLM_MODEL="scripted")
-        invented = detect("Чем опрыскивать кусты весной?", berries)
-        other = detect("Когда обрезать малину?", berries)
-        confirmed = detect("Какую клубнику НСД сажать?", berries)
+        invented = detect("Чем опрыскивать кусты весной?", berries, get_settings())
+        other = detect("Когда обрезать малину?", berries, get_settings())
+        confirmed = detect("Какую клубнику НСД сажать?", berries, get_settings())
     assert (invented.culture, invented.by) == ("не определено", "keywords")
     assert (other.culture, other.by) == ("малина общая", "keywords")  # named: малина, not голубика
     assert (confirmed.culture, confirmed.by) == ("клубника ремонтантная", "llm")

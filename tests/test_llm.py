@@ -6,7 +6,9 @@ import json
 
 import pytest
 
+from grove.core.settings import get_settings
 from nodes.answering.llm import (
+    ChatModel,
     Endpoint,
     LLMError,
     TransientLLMError,
@@ -19,8 +21,9 @@ from nodes.answering.llm import (
 from tests.support.scripted_llm import ScriptedLLM, error, slow, text, tool_call, trickle
 
 
-def remote(server: ScriptedLLM) -> Endpoint:
-    return Endpoint(server.base_url, "scripted", "key", "openai")
+def remote(server: ScriptedLLM) -> ChatModel:
+    """The scripted server as a remote endpoint, with the settings as they are now."""
+    return ChatModel(get_settings(), Endpoint(server.base_url, "scripted", "key", "openai"))
 
 
 def test_errors_are_classified_for_retries(env) -> None:  # type: ignore[no-untyped-def]
@@ -28,22 +31,23 @@ def test_errors_are_classified_for_retries(env) -> None:  # type: ignore[no-unty
     with ScriptedLLM([error(429), error(503), error(401), slow(2, text("late"))]) as server:
         for expected in (TransientLLMError, TransientLLMError):
             with pytest.raises(expected):
-                complete([{"role": "user", "content": "q"}], endpoint=remote(server))
+                complete([{"role": "user", "content": "q"}], remote(server))
         with pytest.raises(LLMError) as refused:
-            complete([{"role": "user", "content": "q"}], endpoint=remote(server))
+            complete([{"role": "user", "content": "q"}], remote(server))
         assert not isinstance(refused.value, TransientLLMError)
         with pytest.raises(TransientLLMError, match="slow"):
-            complete([{"role": "user", "content": "q"}], endpoint=remote(server))
+            complete([{"role": "user", "content": "q"}], remote(server))
 
 
-def local(server: ScriptedLLM) -> Endpoint:
-    return Endpoint(server.base_url, "local", None, "llama_cpp")
+def local(server: ScriptedLLM) -> ChatModel:
+    """The scripted server as the local llama-cpp-python one, with the settings as they are now."""
+    return ChatModel(get_settings(), Endpoint(server.base_url, "local", None, "llama_cpp"))
 
 
 def test_a_local_answer_is_streamed_and_read_whole(env) -> None:  # type: ignore[no-untyped-def]
     seen: list[str] = []
     with ScriptedLLM([text("Азот весной, калий осенью.")]) as server:
-        reply = complete([{"role": "user", "content": "q"}], endpoint=local(server), on_text=seen.append)
+        reply = complete([{"role": "user", "content": "q"}], local(server), on_text=seen.append)
         sent = server.requests[0]
     assert sent["stream"] is True
     assert reply.content == "Азот весной, калий осенью." and reply.finish_reason == "stop"
@@ -55,9 +59,9 @@ def test_an_abandoned_local_answer_is_stopped_on_the_server_and_not_retried(env)
     words = " ".join(f"слово{n}" for n in range(60))
     with ScriptedLLM([trickle(0.1, text(words)), text("следующий ответ")]) as server:
         with pytest.raises(LLMError, match="within 1 s") as timed_out:
-            complete([{"role": "user", "content": "q"}], endpoint=local(server))
+            complete([{"role": "user", "content": "q"}], local(server))
         assert not isinstance(timed_out.value, TransientLLMError)  # a retry would redo the same work
-        after = complete([{"role": "user", "content": "q"}], endpoint=local(server))
+        after = complete([{"role": "user", "content": "q"}], local(server))
         for _ in range(50):  # the server notices the closed connection at its next piece
             if server.abandoned:
                 break
@@ -71,15 +75,15 @@ def test_an_abandoned_local_answer_is_stopped_on_the_server_and_not_retried(env)
 def test_a_local_call_with_tools_or_a_schema_is_not_streamed(env) -> None:  # type: ignore[no-untyped-def]
     tool = {"type": "function", "function": {"name": "rag-db-query", "parameters": {}}}
     with ScriptedLLM([tool_call({"query": "малина"}), text("{}")]) as server:
-        complete([{"role": "user", "content": "q"}], tools=[tool], endpoint=local(server))
-        complete([{"role": "user", "content": "q"}], json_schema={"type": "object"}, endpoint=local(server))
+        complete([{"role": "user", "content": "q"}], local(server), tools=[tool])
+        complete([{"role": "user", "content": "q"}], local(server), json_schema={"type": "object"})
     assert [r.get("stream") for r in server.requests] == [None, None]
 
 
 def test_tools_and_authorisation_are_sent(env) -> None:  # type: ignore[no-untyped-def]
     tool = {"type": "function", "function": {"name": "rag-db-query", "parameters": {}}}
     with ScriptedLLM([tool_call({"query": "малина"})]) as server:
-        reply = complete([{"role": "user", "content": "q"}], tools=[tool], endpoint=remote(server))
+        reply = complete([{"role": "user", "content": "q"}], remote(server), tools=[tool])
         sent = server.requests[0]
     assert sent["tools"] == [tool] and sent["tool_choice"] == "auto"
     assert reply.tool_calls[0].arguments == {"query": "малина"}
@@ -92,11 +96,11 @@ def test_a_remote_call_with_a_sink_streams_and_puts_its_tool_calls_together(env)
     seen: list[str] = []
     with ScriptedLLM([tool_call({"query": "подкормка малины весной"}), tool_call("{oops"),
                       text("Азот весной, калий осенью.")]) as server:
-        called = complete([{"role": "user", "content": "q"}], tools=[tool], endpoint=remote(server),
+        called = complete([{"role": "user", "content": "q"}], remote(server), tools=[tool],
                           on_text=seen.append)
-        broken = complete([{"role": "user", "content": "q"}], tools=[tool], endpoint=remote(server),
+        broken = complete([{"role": "user", "content": "q"}], remote(server), tools=[tool],
                           on_text=seen.append)
-        said = complete([{"role": "user", "content": "q"}], tools=[tool], endpoint=remote(server),
+        said = complete([{"role": "user", "content": "q"}], remote(server), tools=[tool],
                         on_text=seen.append)
         assert [r.get("stream") for r in server.requests] == [True, True, True]
     [call] = called.tool_calls
@@ -173,10 +177,10 @@ def test_the_odds_of_a_one_word_answer_count_every_spelling_of_each_word() -> No
 
 def test_the_judges_request_asks_one_token_and_its_log_probabilities() -> None:
     with ScriptedLLM(judge=0.3) as server:
-        odds = yes_probability([{"role": "user", "content": "Отвечает ли отрывок?"}], endpoint=local(server))
+        odds = yes_probability([{"role": "user", "content": "Отвечает ли отрывок?"}], local(server))
         [request] = server.judgments
     assert odds == pytest.approx(0.3) and server.requests == []
     assert request["max_tokens"] == 1 and request["logprobs"] is True and request["top_logprobs"] >= 5
     assert request["temperature"] == 0
     with ScriptedLLM() as server:  # an endpoint that sends no log-probabilities: no judgment
-        assert yes_probability([{"role": "user", "content": "?"}], endpoint=local(server)) is None
+        assert yes_probability([{"role": "user", "content": "?"}], local(server)) is None

@@ -13,7 +13,7 @@ from grove.core.settings import get_settings
 from nodes.store.document_store import ChunkRecord, store_document
 from nodes.embedding.embedder import get_embedder
 from grove.core.ingest_types import ExtractedDocument
-from nodes.answering.llm import adapt_for_llama_cpp, current_endpoint
+from nodes.answering.llm import adapt_for_llama_cpp, endpoint_of
 from tests.conftest import free_port
 from tests.support.prerequisites import require
 
@@ -48,20 +48,21 @@ def test_an_abandoned_answer_stops_on_the_server(local_llm_server: tuple[str, Pa
     """A call given up on must not keep the single generation slot busy (seen: 649 s)."""
     import time
 
-    from nodes.answering.llm import LLMError, complete
+    from nodes.answering.llm import ChatModel, LLMError, complete
 
     url, log = local_llm_server
     env(GROVE_LOCAL_LLM_URL=url, GROVE_LLM_TIMEOUT="3")
     long_answer = [{"role": "user", "content": "Перечисли по порядку числа от 1 до 500 словами, через запятую."}]
     with pytest.raises(LLMError, match="within 3 s"):
-        complete(long_answer, max_tokens=2000, temperature=0.0)
+        complete(long_answer, ChatModel(get_settings()), max_tokens=2000, temperature=0.0)
     for _ in range(600):  # the server notices the closed connection at its next token
         if "Disconnected from client" in log.read_text(errors="replace"):
             break
         time.sleep(0.2)
     assert "Disconnected from client" in log.read_text(errors="replace")
     env(GROVE_LLM_TIMEOUT=SHARED_CPU_TIMEOUT)
-    assert complete([{"role": "user", "content": "Скажи «да»."}], max_tokens=5, temperature=0.0).content
+    assert complete([{"role": "user", "content": "Скажи «да»."}], ChatModel(get_settings()), max_tokens=5,
+                    temperature=0.0).content
 
 
 def test_the_model_gives_a_thread_back_while_other_work_keeps_the_cores_busy(
@@ -132,8 +133,8 @@ def test_the_model_judges_whether_the_passages_answer(local_llm: str, env) -> No
     env(GROVE_LOCAL_LLM_URL=local_llm, GROVE_LLM_RETRIES="0", GROVE_LLM_TIMEOUT=SHARED_CPU_TIMEOUT)
     threshold = get_settings().local_answer_judge
     answers = answer_odds("Если я переименую заметку, не перестанут ли работать ссылки на неё из других заметок?",
-                          GNOTE_LINKS)
-    silent = answer_odds("Как добавить в заметку таблицу?", GNOTE_NOTEBOOKS)
+                          GNOTE_LINKS, get_settings())
+    silent = answer_odds("Как добавить в заметку таблицу?", GNOTE_NOTEBOOKS, get_settings())
     assert answers is not None and silent is not None
     assert answers >= threshold > silent, (answers, silent)
 
@@ -141,7 +142,7 @@ def test_the_model_judges_whether_the_passages_answer(local_llm: str, env) -> No
 def test_offline_default_answers_from_the_users_document(store: str, user_id: int, local_llm: str,
                                                          env) -> None:  # type: ignore[no-untyped-def]
     env(GROVE_LOCAL_LLM_URL=local_llm, GROVE_LLM_RETRIES="0", GROVE_LLM_TIMEOUT=SHARED_CPU_TIMEOUT)
-    assert current_endpoint().is_local  # no key: the local model is selected automatically
+    assert endpoint_of(get_settings()).is_local  # no key: the local model is selected automatically
     facts = ["Ремонтантную малину весной подкармливают азотом: 15 граммов мочевины на квадратный метр.",
              "Осенью побеги ремонтантной малины срезают под корень."]
     document = ExtractedDocument(source_type="pdf", source_identifier="малина.pdf", text="\n\n".join(facts))

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.answering.llm import Decoding, chatml, complete_text, Endpoint, LLMError
+from grove.core.settings import get_settings
+from nodes.answering.llm import ChatModel, Decoding, Endpoint, LLMError, chatml, complete_text, llm_text_task
 from nodes.answering.opening import TOKENS_PER_WORD, opened
 from tests.support.scripted_llm import ScriptedLLM, text, trickle
 
@@ -38,7 +39,7 @@ def shown_by(call):  # type: ignore[no-untyped-def]
 def test_the_rest_continues_the_first_words_from_the_whole_fragments(server: ScriptedLLM) -> None:
     server.script(text("Весной малину подкармливают азотом [2]. Это важно для роста."),
                   trickle(0.01, text(" азотом: 15 г мочевины на метр [2].")))
-    reply, seen = shown_by(lambda show: opened(FIRST, WHOLE_REQUEST, Decoding(max_tokens=120), words=3, show=show))
+    reply, seen = shown_by(lambda show: opened(FIRST, WHOLE_REQUEST, Decoding(max_tokens=120), words=3, ask=llm_text_task(get_settings()), show=show))
     opening_request, rest_request = server.requests
     assert opening_request["prompt"] == chatml(FIRST)  # one passage, not the fragments
     assert "целиком" not in opening_request["prompt"]
@@ -59,20 +60,20 @@ def test_the_rest_continues_the_first_words_from_the_whole_fragments(server: Scr
 
 def test_the_answers_token_limit_is_shared_by_its_two_parts(server: ScriptedLLM) -> None:
     server.script(text("Весной малину подкармливают азотом [2]."), text(" азотом."))
-    opened(FIRST, WHOLE_REQUEST, Decoding(max_tokens=100), words=3)
+    opened(FIRST, WHOLE_REQUEST, Decoding(max_tokens=100), words=3, ask=llm_text_task(get_settings()))
     assert 85 <= server.requests[1]["max_tokens"] < 100
 
 
 def test_the_opening_never_takes_the_models_last_word(server: ScriptedLLM) -> None:
     server.script(text("Азотом [2]."), text(" [2], весной."))
-    reply = opened(FIRST, WHOLE_REQUEST, None, words=6)
+    reply = opened(FIRST, WHOLE_REQUEST, None, words=6, ask=llm_text_task(get_settings()))
     assert server.requests[1]["prompt"].endswith("assistant\nАзотом")  # the rest still has to be written
     assert reply.content == "Азотом [2], весной."
 
 
 def test_a_refusing_opening_is_dropped_and_the_answer_asked_from_its_start(server: ScriptedLLM) -> None:
     server.script(text("В ваших документах об этом не сказано."), text("Весной азотом: 15 г мочевины [2]."))
-    reply, seen = shown_by(lambda show: opened(FIRST, WHOLE_REQUEST, None, words=6, show=show))
+    reply, seen = shown_by(lambda show: opened(FIRST, WHOLE_REQUEST, None, words=6, ask=llm_text_task(get_settings()), show=show))
     assert server.requests[1]["prompt"] == chatml(WHOLE_REQUEST)  # begun from nothing
     assert reply.content == "Весной азотом: 15 г мочевины [2]."
     assert not any("не сказано" in s or s.startswith("В ваших") for s in seen)
@@ -87,4 +88,4 @@ def test_the_raw_prompt_is_the_servers_template_unescaped_and_defused() -> None:
 
 def test_raw_completions_are_asked_of_the_local_model_only(env) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(LLMError, match="local model only"):
-        complete_text("x", endpoint=Endpoint("http://127.0.0.1:9/v1", "m", "key", "openai"))
+        complete_text("x", ChatModel(get_settings(), Endpoint("http://127.0.0.1:9/v1", "m", "key", "openai")))

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from grove.core.settings import get_settings
 from nodes.answering.plan import ACTIONS
 from nodes.answering.plan_generator import PlanOutcome, generate, generate_plan, plan_schema
 from tests.support.scripted_llm import ScriptedLLM, Step, error, text
@@ -53,7 +54,7 @@ def test_the_schema_allows_the_known_actions_and_two_to_max_steps_steps() -> Non
 
 def test_a_valid_plan_comes_back_with_its_kind(model: Callable[..., ScriptedLLM]) -> None:
     llm = model(text(json.dumps(GOOD, ensure_ascii=False)))
-    outcome = generate(QUESTION, "analytical")
+    outcome = generate(QUESTION, "analytical", get_settings())
     assert outcome.error is None and outcome.plan is not None
     assert outcome.plan.kind == "analytical"
     assert [(s.id, s.action, s.depends_on) for s in outcome.plan.steps] == [
@@ -76,7 +77,7 @@ def test_a_plan_in_a_code_fence_with_numeric_ids_is_accepted(model: Callable[...
            {"id": 2, "action": "synthesize", "depends_on": [1]}]}
 ```"""
     model(text(fenced))
-    outcome = generate("Как обрезать смородину и когда?", "procedural")
+    outcome = generate("Как обрезать смородину и когда?", "procedural", get_settings())
     assert outcome.plan is not None
     assert [(s.id, s.depends_on) for s in outcome.plan.steps] == [("1", []), ("2", ["1"])]
 
@@ -99,19 +100,19 @@ def test_a_plan_in_a_code_fence_with_numeric_ids_is_accepted(model: Callable[...
 def test_a_malformed_plan_is_rejected_with_its_error(model: Callable[..., ScriptedLLM],
                                                     answer: str | dict[str, Any], reason: str) -> None:
     model(text(answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)))
-    outcome = generate(QUESTION, "analytical")
+    outcome = generate(QUESTION, "analytical", get_settings())
     assert outcome.plan is None and outcome.error is not None and reason in outcome.error
 
 
 def test_too_many_steps_for_the_settings_are_rejected(model: Callable[..., ScriptedLLM]) -> None:
     model(text(json.dumps(GOOD, ensure_ascii=False)), GROVE_PLANNER_MAX_STEPS="3")
-    outcome = generate(QUESTION, "analytical")
+    outcome = generate(QUESTION, "analytical", get_settings())
     assert outcome == PlanOutcome(plan=None, error="the plan has 4 steps; at most 3 are allowed")
 
 
 def test_a_refusing_model_is_no_plan_not_a_crash(model: Callable[..., ScriptedLLM]) -> None:
     llm = model(error(400, "model does not support response_format"))
-    outcome = generate(QUESTION, "analytical")
+    outcome = generate(QUESTION, "analytical", get_settings())
     assert outcome.plan is None and outcome.error and "response_format" in outcome.error
     assert len(llm.requests) == 1
 
@@ -120,8 +121,8 @@ def test_the_task_logs_the_plan_or_why_it_was_rejected(model: Callable[..., Scri
                                                       caplog: pytest.LogCaptureFixture) -> None:
     model(text(json.dumps(GOOD, ensure_ascii=False)), text("нет плана"))
     with caplog.at_level(logging.INFO, logger="grove.run"):
-        accepted = generate_plan(QUESTION, "analytical")
-        rejected = generate_plan(QUESTION, "analytical")
+        accepted = generate_plan(QUESTION, "analytical", get_settings())
+        rejected = generate_plan(QUESTION, "analytical", get_settings())
     assert accepted.plan is not None and rejected.plan is None
     messages = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "grove.run"]
     assert messages == [

@@ -7,6 +7,7 @@ facts, so the second call of a turn re-reads only the signals and the conversati
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 import os
 
 from nodes.answering.chat_prompt import local_messages
@@ -29,7 +30,7 @@ def snippet(text: str) -> Snippet:
 
 def consultation(culture: str, question: str, facts: str, history: list[ChatMessage], repeat: bool = False) -> str:
     profile = load_profile("berries")
-    policy = prepare_turn(question, history)
+    policy = prepare_turn(question, history, get_settings())
     if repeat:
         policy = with_repetition_signal(policy)
     return system_prompt(profile, culture, profile.category, "grounded", [snippet(facts)], policy.signals,
@@ -59,7 +60,8 @@ def test_two_users_chat_turns_share_role_and_rules() -> None:
     def turn(user: int, question: str, text: str) -> str:
         fragment = Fragment(chunk_id=user, document_id=user, text=text, source_type="pdf",
                             source_identifier=f"user{user}.pdf", page=1, distance=0.3)
-        messages, _ = local_messages(question, [], prepare_turn(question, []), [fragment])
+        messages, _ = local_messages(question, [], prepare_turn(question, [], get_settings()), [fragment],
+                                         get_settings())
         return messages[0]["content"]
 
     first = turn(1, "Что в договоре про сроки?", "Срок поставки — десять дней.")

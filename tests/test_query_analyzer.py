@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from grove.core.settings import get_settings
+
 from nodes.answering.query_analyzer import analyze, marker_kind
 from tests.support.scripted_llm import ScriptedLLM, error, text
 
@@ -27,17 +29,17 @@ def test_markers(question: str, kind: str) -> None:
 
 
 def test_a_question_without_a_marker_costs_no_model_call(llm: ScriptedLLM) -> None:
-    assert analyze("Когда обрезать смородину?").model_dump() == {"kind": "simple", "by": "markers"}
+    assert analyze("Когда обрезать смородину?", get_settings()).model_dump() == {"kind": "simple", "by": "markers"}
     assert llm.requests == []
 
 
 def test_the_model_decides_a_marked_question(llm: ScriptedLLM) -> None:
     llm.script(text("Diagnostic."))
-    assert analyze("Сравни, почему малина не плодоносит").model_dump() == {"kind": "diagnostic", "by": "llm"}
+    assert analyze("Сравни, почему малина не плодоносит", get_settings()).model_dump() == {"kind": "diagnostic", "by": "llm"}
     assert llm.requests[0]["messages"][-1]["content"] == "Сравни, почему малина не плодоносит"
 
 
 @pytest.mark.parametrize("reply", [text("не знаю"), text(""), error(400)])
 def test_the_marker_stands_when_the_model_fails_or_answers_off_the_list(llm: ScriptedLLM, reply) -> None:  # type: ignore[no-untyped-def]
     llm.script(reply)
-    assert analyze("Сравни полив голубики и малины").model_dump() == {"kind": "analytical", "by": "markers"}
+    assert analyze("Сравни полив голубики и малины", get_settings()).model_dump() == {"kind": "analytical", "by": "markers"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 import pytest
 
 pytestmark = [pytest.mark.models]
@@ -98,7 +99,8 @@ def test_the_local_model_is_timed_at_start_on_the_answers_own_beginning(env) -> 
     probe = request["messages"][0]["content"].rstrip()
     fragment = Fragment(chunk_id=1, document_id=1, text="Малину подкармливают весной.", source_type="pdf",
                         source_identifier="малина.pdf", distance=0.2)
-    answer = local_system_prompt(prepare_turn("Как подкормить малину?", []), [fragment])
+    answer = local_system_prompt(prepare_turn("Как подкормить малину?", [], get_settings()), [fragment],
+                                 get_settings().local_prompt_style)
     assert len(probe) > 200 and answer.startswith(probe) and fragment.text not in probe
 
 

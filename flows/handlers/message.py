@@ -62,8 +62,8 @@ def chat_branch(update: IncomingUpdate, state: UserState, sender: Sender) -> lis
         update = update.model_copy(update={"text": heard})
     # A question longer than the model's room is cut before anything sees it, so neither this
     # turn nor the history it is stored in can overflow the window.
-    question = fit_question(update.text or "")
     settings = get_settings()  # the local model's speed may move the deadline, up to the call cap from now
+    question = fit_question(update.text or "", settings)
     with sender.typing(update.origin, update.chat_id), \
             deadline(settings.chat_deadline, at_most=settings.local_call_cap), \
             streaming(update.origin, update.chat_id, sender.drafts(), update.user_id) as draft:

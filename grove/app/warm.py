@@ -72,10 +72,11 @@ def model_speed() -> None:
     import httpx
 
     from nodes.answering.answer_prompt import AnswerContext, parts, render
-    from nodes.answering.llm import complete, current_endpoint
+    from nodes.answering.llm import ChatModel, complete
     from nodes.answering.model_speed import local_speed
 
-    endpoint = current_endpoint()
+    model = ChatModel(get_settings())
+    endpoint = model.endpoint
     if not endpoint.is_local:
         return
     try:
@@ -84,8 +85,8 @@ def model_speed() -> None:
         log.info("local model not timed at start (%s): its first answer uses the guessed speed", exc)
         return
     rules = render(AnswerContext(role=parts()["roles"]["chat"], mode="documents",
-                                 style=get_settings().local_prompt_style))
-    complete([{"role": "system", "content": rules}, {"role": "user", "content": PROBE_QUESTION}],
+                                 style=model.settings.local_prompt_style))
+    complete([{"role": "system", "content": rules}, {"role": "user", "content": PROBE_QUESTION}], model,
              max_tokens=PROBE_TOKENS, temperature=0.0)
     speed = local_speed()
     log.info("local model timed at start: reads %.0f tokens/s, writes %.1f tokens/s",

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, UTC
 from typing import Any, Literal, Protocol
 
-from grove.core.settings import get_settings
+from grove.core.settings import Settings, get_settings
 from grove.core.shutdown import Interrupted
 
 
@@ -416,7 +416,10 @@ def describe(exc: BaseException) -> str:
 
 def _jsonable(value: Any, limit: int = 4000) -> Any:
     """Parameters as Prefect shows them: plain JSON, long strings cut; a callback handed in (the turn's
-    draft, `show`) by its name, not its object's state."""
+    draft, `show`) by its name, not its object's state; the settings handed to a node by that word alone
+    (they are the process's, and hold its secrets)."""
+    if isinstance(value, Settings):
+        return "<settings>"
     if hasattr(value, "model_dump"):
         value = value.model_dump(mode="json")
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Sequence
 
 import prompts
+from grove.core.settings import Settings
 from nodes.answering.llm import LLMDeadlineExceeded, LLMError, Message, llm_judge_task
 
 log = logging.getLogger(__name__)
@@ -27,13 +28,13 @@ def judge_messages(question: str, passages: Sequence[str]) -> list[Message]:
             {"role": "user", "content": f"Отрывок:\n{quoted}\n\nВопрос: {question}\n\nОтвечает ли отрывок на этот вопрос?"}]
 
 
-def answer_odds(question: str, passages: Sequence[str]) -> float | None:
+def answer_odds(question: str, passages: Sequence[str], settings: Settings) -> float | None:
     """The model's probability that the passages answer the question; None when it cannot be had
     (no passages, an endpoint without log-probabilities, a failed call): the gate's decision then stands."""
     if not passages:
         return None
     try:
-        return llm_judge_task()(judge_messages(question, passages))
+        return llm_judge_task(settings)(judge_messages(question, passages))
     except LLMDeadlineExceeded:
         raise
     except LLMError as exc:

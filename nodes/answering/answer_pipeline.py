@@ -34,14 +34,15 @@ class Ask(Protocol):
     def __call__(self, messages: list[dict[str, Any]], **options: Any) -> LLMReply: ...
 
 
-def fit(fixed: int, costs: Sequence[int], history: Sequence[ChatMessage], pieces: Sequence[C],
+def fit(fixed: int, costs: Sequence[int], history: Sequence[ChatMessage], pieces: Sequence[C], room: int,
         cap: int | None = None) -> tuple[list[C], list[ChatMessage]]:
-    """The pieces (in rank order) and the newest history pairs that fit beside `fixed` tokens.
+    """The pieces (in rank order) and the newest history pairs that fit beside `fixed` tokens in the
+    prompt's `room` (`context_window.prompt_room`).
 
     `costs[i]` is what piece i costs in the prompt, its framing included; `cap` bounds the
     pieces' share. A first piece too large for the room is cut to it, framing kept.
     """
-    window = fit_items(fixed, costs, history, cap=cap)
+    window = fit_items(fixed, costs, history, room, cap=cap)
     shown = list(pieces[:window.whole])
     if window.cut_to is not None:
         first = pieces[0]

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from grove.core.settings import get_settings
+from grove.core.settings import Settings
 from grove.core.shutdown import Stopped
 from nodes.answering import answer_pipeline as pipeline
 from nodes.answering.answer_check import NOT_FOUND, OWN_WORDING_COVERAGE, CheckedAnswer, answering, covers, is_refusal
@@ -27,7 +27,8 @@ from nodes.answering.context_signals import asks
 from nodes.answering.chat_prompt import (TOOL_NAME, build_messages, fitted_history, local_messages,
                                          local_system_prompt, opening_facts, passage_facts, rag_tool,
                                          system_prompt, with_fragments)
-from nodes.answering.llm import Decoding, LLMDeadlineExceeded, LLMError, LLMReply, answer_decoding, llm_task
+from nodes.answering.llm import (Decoding, LLMDeadlineExceeded, LLMError, LLMReply, answer_decoding, llm_task,
+                                 llm_text_task)
 from nodes.answering.opening import opened
 from nodes.answering.quote import NEAREST_ONLY, Quote, passages_text, select_quote, with_quote
 from nodes.answering.token_budget import count_tokens
@@ -74,12 +75,11 @@ class TurnDraft(BaseModel):
 
 
 def local_draft(question: str, user_id: int, history: list[ChatMessage], policy: TurnPolicy,
-                search: Search, show: Show | None = None) -> TurnDraft:
+                search: Search, settings: Settings, show: Show | None = None) -> TurnDraft:
     """The local model: the question searched when the user has documents, the gate decides the fragments;
     while the answer is streamed (`show`: the turn's draft, if any), the passages that answer are shown under
     it, and its first words may be written from the best passage on screen (`opened_draft`)."""
-    ask = llm_task()
-    settings = get_settings()
+    ask = llm_task(settings)
     gate: GateDecision | None = None
     fragments: list[Fragment] = []
     judged: float | None = None
@@ -92,34 +92,35 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
             gate = decide(query, query, found)  # the words the base lacks are the user's, not absent things
         if gate.near:  # close to the question, not close enough to answer from: shown as the nearest,
             shown = gate.fragments[:settings.local_answer_fragments]  # unless the model is sure they answer
-            judged = judged_passages(question, shown, settings.local_answer_judge_near)
+            judged = judged_passages(question, shown, settings.local_answer_judge_near, settings)
             if judged is None or judged < settings.local_answer_judge_near:
                 return TurnDraft(reply=LLMReply(), fragments=shown, query=gate.query, searched=True, gate=gate,
                                  policy=policy, nearest=nearest_passages(question, shown, gate.unknown), judged=judged)
             fragments = shown
         elif gate.passed:
             fragments = gate.fragments[:settings.local_answer_fragments]
-            judged = judged_passages(question, fragments, settings.local_answer_judge)
+            judged = judged_passages(question, fragments, settings.local_answer_judge, settings)
             if judged is not None and judged < settings.local_answer_judge:  # close, and yet no answer
                 return TurnDraft(reply=LLMReply(), fragments=fragments, query=gate.query, searched=True, gate=gate,
                                  policy=policy, nearest=nearest_passages(question, fragments), judged=judged)
         if fragments and settings.local_answer_context == "passages":
             fragments = passages(question, fragments)
-    quotes = shown_passages(question, fragments, show)
+    quotes = shown_passages(question, fragments, show, settings)
     opening = bool(quotes) and settings.local_answer_opening > 0 and settings.local_answer_context == "fragments"
     extra = count_tokens(opening_facts(quotes[:1], fragments)[0]) if opening else 0
-    messages, shown = local_messages(question, history, policy, fragments, extra)
+    messages, shown = local_messages(question, history, policy, fragments, settings, extra)
     quotes = [q for q in quotes if q.fragment <= len(shown)]
     opening = opening and bool(quotes)
     # The passages are shown at once, the model's words above them once they come.
     show, screen = watched(beneath(show, passages_text(quotes) if quotes else ""))
     try:
         if opening:
-            reply, policy = opened_draft(ask, messages, policy, shown, quotes, show)
+            reply, policy = opened_draft(ask, messages, policy, shown, quotes, settings, show)
         else:
-            reply, policy = pipeline.draft(ask, messages, policy, lambda p: local_system_prompt(p, shown),
-                                           decoding=local_decoding(bool(shown)), on_text=show)
-        again = (reasked(ask, question, messages, policy, shown, reply, show, answers=answered(judged))
+            reply, policy = pipeline.draft(ask, messages, policy, lambda p: local_system_prompt(p, shown, settings.local_prompt_style),
+                                           decoding=local_decoding(bool(shown), settings), on_text=show)
+        again = (reasked(ask, question, messages, policy, shown, reply, settings, show,
+                         answers=answered(judged, settings))
                  if settings.local_answer_reask else None)
     except (LLMDeadlineExceeded, Stopped) as exc:
         # The user has been reading the passages (and the first words) for a while: they stay the
@@ -146,16 +147,16 @@ def on_screen(words: str, quotes: list[Quote], shown: list[Fragment]) -> Checked
     return CheckedAnswer(text="\n\n".join(parts), used=used, quoted=bool(quotes))
 
 
-def local_decoding(documents: bool) -> Decoding | None:
+def local_decoding(documents: bool, settings: Settings) -> Decoding | None:
     """The local answer's decoding; an answer from general knowledge is kept short."""
-    decoding = answer_decoding()
+    decoding = answer_decoding(settings)
     if decoding is None or documents:
         return decoding
-    return decoding.model_copy(update={"max_tokens": get_settings().local_general_max_tokens})
+    return decoding.model_copy(update={"max_tokens": settings.local_general_max_tokens})
 
 
 def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], policy: TurnPolicy,
-            shown: list[Fragment], reply: LLMReply, show: Show | None = None,
+            shown: list[Fragment], reply: LLMReply, settings: Settings, show: Show | None = None,
             answers: bool | None = None) -> LLMReply | None:
     """A draft over fragments the gate passed that refuses or fails the answer checks, asked again from
     the passages that answer the question alone; the new draft when it answers and passes the checks
@@ -178,7 +179,6 @@ def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], po
     """
     if not shown:
         return None
-    settings = get_settings()
     refused = is_refusal(reply.content)
     failed = [] if refused else pipeline.failures(reply, question, shown, max_chars=settings.local_answer_max_chars,
                                                   strict=settings.local_answer_strict,
@@ -191,10 +191,11 @@ def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], po
     quotes = select_quote(question, [f.text for f in shown])
     if not quotes:
         return None
-    system = {"role": "system", "content": local_system_prompt(policy, shown, facts=passage_facts(quotes, shown),
+    system = {"role": "system", "content": local_system_prompt(policy, shown, settings.local_prompt_style,
+                                                               facts=passage_facts(quotes, shown),
                                                                mode="passage" if answered else None)}
     try:
-        again: LLMReply = ask([system, *messages[1:]], decoding=answer_decoding(), on_text=show)
+        again: LLMReply = ask([system, *messages[1:]], decoding=answer_decoding(settings), on_text=show)
     except LLMError as exc:  # no time left, or the endpoint failed: the first draft's fallback stands
         log.info("no second draft for %r: %s", question[:60], exc)
         return None
@@ -207,17 +208,17 @@ def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], po
     return again
 
 
-def judged_passages(question: str, fragments: list[Fragment], threshold: float) -> float | None:
+def judged_passages(question: str, fragments: list[Fragment], threshold: float, settings: Settings) -> float | None:
     """The model's odds that the passages that would be quoted answer the question (None: not asked —
     the judgment is off, `threshold` 0, or there is nothing to quote)."""
     if threshold <= 0:
         return None
-    return answer_odds(question, [q.text for q in select_quote(question, [f.text for f in fragments])])
+    return answer_odds(question, [q.text for q in select_quote(question, [f.text for f in fragments])], settings)
 
 
-def answered(judged: float | None) -> bool | None:
+def answered(judged: float | None, settings: Settings) -> bool | None:
     """The model's odds against the threshold (None: not judged)."""
-    return None if judged is None else judged >= get_settings().local_answer_judge
+    return None if judged is None else judged >= settings.local_answer_judge
 
 
 def own_wording(question: str, fragments: list[Fragment]) -> bool:
@@ -248,28 +249,28 @@ def nearest_passages(question: str, fragments: list[Fragment], unknown: list[str
     return CheckedAnswer(text=found.text, used=found.used, quoted=True)
 
 
-def opened_draft(ask: pipeline.Ask, messages: list[dict[str, Any]], policy: TurnPolicy,
-                 shown: list[Fragment], quotes: list[Quote], show: Show | None = None) -> tuple[LLMReply, TurnPolicy]:
+def opened_draft(ask: pipeline.Ask, messages: list[dict[str, Any]], policy: TurnPolicy, shown: list[Fragment],
+                 quotes: list[Quote], settings: Settings, show: Show | None = None) -> tuple[LLMReply, TurnPolicy]:
     """The local answer asked in two parts (nodes/answering/opening.py): its first words from the best
     passage on screen, the rest from the whole fragments; a repeated answer is asked again in one request."""
     first, whole = opening_facts(quotes[:1], shown)  # the best passage: its first words come sooner
 
     def system(p: TurnPolicy, facts: str = whole) -> dict[str, Any]:
-        return {"role": "system", "content": local_system_prompt(p, shown, facts=facts)}
+        return {"role": "system", "content": local_system_prompt(p, shown, settings.local_prompt_style, facts=facts)}
 
-    decoding = answer_decoding()
+    decoding = answer_decoding(settings)
     reply = opened([system(policy, first), *messages[1:]], [system(policy), *messages[1:]], decoding,
-                   words=get_settings().local_answer_opening, show=show)
+                   words=settings.local_answer_opening, ask=llm_text_task(settings), show=show)
     return pipeline.regenerated(ask, [system(policy), *messages[1:]], reply, policy,
                                 lambda p: str(system(p)["content"]), decoding=decoding, on_text=show)
 
 
-def shown_passages(question: str, fragments: list[Fragment], show: Show | None) -> list[Quote]:
+def shown_passages(question: str, fragments: list[Fragment], show: Show | None, settings: Settings) -> list[Quote]:
     """The passages that answer the question, as the streamed draft shows them before the model's
     words (none when no draft is streamed: `show` None)."""
     if show is None or not fragments:
         return []
-    if get_settings().local_answer_context == "passages":  # the model reads the passages themselves
+    if settings.local_answer_context == "passages":  # the model reads the passages themselves
         return [Quote(n, f.text) for n, f in enumerate(fragments, 1)]
     return select_quote(question, [f.text for f in fragments])
 
@@ -282,14 +283,14 @@ def passages(question: str, fragments: list[Fragment]) -> list[Fragment]:
 
 
 def remote_draft(question: str, user_id: int, history: list[ChatMessage], policy: TurnPolicy,
-                 search: Search, show: Show | None = None) -> TurnDraft:
+                 search: Search, settings: Settings, show: Show | None = None) -> TurnDraft:
     """A remote model decides whether to search (at most once); its query must be a plausible search.
     Its words stream into `show` (the turn's draft, if any), the first call's too."""
-    ask = llm_task()
+    ask = llm_task(settings)
     tools = [rag_tool()]
     fragments: list[Fragment] = []
     query: str | None = None
-    history = fitted_history(question, history, policy, tools)
+    history = fitted_history(question, history, policy, tools, settings)
     messages = build_messages(question, history, policy)
     first = ask(messages, tools=tools, tool_choice="auto", on_text=show)
     show, screen = watched(show)  # the answer without tools streams into the draft, if one is up
@@ -303,7 +304,7 @@ def remote_draft(question: str, user_id: int, history: list[ChatMessage], policy
             if query != written:
                 log.info("model's query %r is not a plausible search; searching the question", written)
             messages, fragments = with_fragments(question, history, policy, call.id, query,
-                                                 search(query, user_id))
+                                                 search(query, user_id), settings)
             final = ask(messages, on_text=show)  # no tools offered: a second search is impossible
         elif first.content:
             final = first
@@ -320,8 +321,8 @@ def remote_draft(question: str, user_id: int, history: list[ChatMessage], policy
     return TurnDraft(reply=final, fragments=fragments, query=query, searched=query is not None, policy=policy)
 
 
-def local_checked(reply: LLMReply | str, question: str, fragments: list[Fragment], *, searched: bool = True,
-                  whole: bool = False, judged: float | None = None) -> CheckedAnswer:
+def local_checked(reply: LLMReply | str, question: str, fragments: list[Fragment], settings: Settings, *,
+                  searched: bool = True, whole: bool = False, judged: float | None = None) -> CheckedAnswer:
     """A local model's draft checked (its length too), then the passage that backs it quoted — for a
     plan's synthesis as for one answer: a small model's long or vague draft is not shown alone.
 
@@ -329,10 +330,9 @@ def local_checked(reply: LLMReply | str, question: str, fragments: list[Fragment
     than by refusing, the passages lead as the answer only at `local_fallback_judge`: a silent question
     whose passages the judgment let through gets a draft from the model's own knowledge, which the checks
     catch."""
-    settings = get_settings()
     checked = pipeline.check(reply, question, fragments, searched=searched, max_chars=settings.local_answer_max_chars,
                              strict=settings.local_answer_strict, claimed_terms=settings.local_unfounded_terms,
-                             answered=answered(judged),
+                             answered=answered(judged, settings),
                              vouched=None if judged is None else judged >= settings.local_fallback_judge)
     if settings.local_answer_quote and checked.accepted and fragments:
         checked = quoted(checked, question, [f.text for f in fragments], whole=whole)
@@ -356,15 +356,15 @@ def quoted(checked: CheckedAnswer, question: str, fragments: list[str], *, whole
 
 
 
-def checked_draft(draft: TurnDraft, question: str, *, local: bool) -> CheckedAnswer:
+def checked_draft(draft: TurnDraft, question: str, settings: Settings, *, local: bool) -> CheckedAnswer:
     """What the user reads of a draft: the gate's nearest passages or the words on screen as they are,
     a local draft checked and quoted (a general answer to a question said to be general), a remote one checked."""
     if draft.nearest is not None:
         return draft.nearest
     if not local:
         return pipeline.check(draft.reply, question, draft.fragments, searched=draft.searched)
-    checked = local_checked(draft.reply, question, draft.fragments, searched=draft.searched,
-                            whole=get_settings().local_answer_context == "passages", judged=draft.judged)
+    checked = local_checked(draft.reply, question, draft.fragments, settings, searched=draft.searched,
+                            whole=settings.local_answer_context == "passages", judged=draft.judged)
     if draft.gate is not None and not draft.gate.passed and not draft.fragments and asks(question) and checked.accepted:
         checked = checked.model_copy(update={"text": f"{GENERAL_LEAD}\n\n{checked.text}"})
     return checked
@@ -399,7 +399,7 @@ def turn_report(draft: TurnDraft, checked: CheckedAnswer) -> list[str]:
             [f"search: {draft.query!r}" if draft.query else "no search",
              f"gate: {gate.score:.3f} → {gate_outcome(gate)}" if gate and gate.score is not None else "gate: —",
              *([f"passages judged: {draft.judged:.2f} that they answer"
-                + ("" if answered(draft.judged) else " → the nearest passages, no draft")]
+                + (" → the nearest passages, no draft" if draft.nearest is not None and not draft.cut else "")]
                if draft.judged is not None else []),
              f"fragments shown: {len(draft.fragments)}"
              + (", the answer's first words written from the best passage" if draft.opened else ""),

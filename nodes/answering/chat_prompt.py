@@ -14,13 +14,13 @@ from functools import cache
 from typing import Any, cast
 
 import prompts
-from grove.core.settings import get_settings
+from grove.core.settings import Settings
 from nodes.answering import answer_pipeline as pipeline
 from nodes.answering.answer_prompt import AnswerContext, Style, parts, render
 from nodes.answering.context_window import newest_pairs_within, prompt_room, request_tokens
 from nodes.answering.quote import Quote
 from nodes.answering.token_budget import count_tokens
-from nodes.answering.turn_policy import TurnPolicy, prepare_turn
+from nodes.answering.turn_policy import TurnPolicy
 from nodes.retrieval.retrieve import Fragment
 from nodes.store.chat_history import ChatMessage
 
@@ -38,12 +38,11 @@ def system_prompt(policy: TurnPolicy) -> str:
                                 signals=policy.signals, do_not_repeat=policy.recent_bot))
 
 
-def local_system_prompt(policy: TurnPolicy, fragments: list[Fragment], facts: str | None = None,
+def local_system_prompt(policy: TurnPolicy, fragments: list[Fragment], style: Style, facts: str | None = None,
                         mode: str | None = None) -> str:
     """The same template for the local model: its style, no tool, the fragments under the rules
     (or other `facts` from them: an opening's passages); `mode` a key of `modes` in answer_parts.yaml
-    (default: `documents` over fragments, `general` without)."""
-    style: Style = get_settings().local_prompt_style
+    (default: `documents` over fragments, `general` without); `style` the settings' `local_prompt_style`."""
     mode = mode or ("documents" if fragments else "general")
     return render(AnswerContext(role=parts()["roles"]["chat"], mode=mode,
                                 style=style, signals=policy.signals, do_not_repeat=policy.recent_bot,
@@ -79,9 +78,8 @@ def opening_facts(quotes: list[Quote], fragments: list[Fragment]) -> tuple[str, 
     return first, first + "\n".join([parts()["whole_header"], *whole]) + "\n"
 
 
-def build_messages(question: str, history: list[ChatMessage], policy: TurnPolicy | None = None) -> list[dict[str, Any]]:
+def build_messages(question: str, history: list[ChatMessage], policy: TurnPolicy) -> list[dict[str, Any]]:
     """System rules, the history as context, and only the new message as the user turn."""
-    policy = policy or prepare_turn(question, history)
     messages: list[dict[str, Any]] = [{"role": "system", "content": system_prompt(policy)}]
     messages += [{"role": m.role, "content": m.content} for m in history]
     messages.append({"role": "user", "content": question})
@@ -114,14 +112,14 @@ def tool_messages(call_id: str, query: str, fragments: list[Fragment]) -> list[d
 
 
 def fitted_history(question: str, history: list[ChatMessage], policy: TurnPolicy,
-                   tools: list[dict[str, Any]] | None) -> list[ChatMessage]:
+                   tools: list[dict[str, Any]] | None, settings: Settings) -> list[ChatMessage]:
     """The newest pairs that fit the window beside the rules and the question (first request)."""
     fixed = request_tokens(build_messages(question, [], policy))
-    return newest_pairs_within(history, prompt_room(tools) - fixed)
+    return newest_pairs_within(history, prompt_room(settings, tools) - fixed)
 
 
 def with_fragments(question: str, history: list[ChatMessage], policy: TurnPolicy, call_id: str,
-                   query: str, fragments: list[Fragment]) -> tuple[list[dict[str, Any]], list[Fragment]]:
+                   query: str, fragments: list[Fragment], settings: Settings) -> tuple[list[dict[str, Any]], list[Fragment]]:
     """The second request and the fragments it shows: fragments in rank order and history, fitted together.
 
     Only the fragments shown to the model can be cited, so the source block is built from them.
@@ -129,20 +127,21 @@ def with_fragments(question: str, history: list[ChatMessage], policy: TurnPolicy
     fixed = request_tokens(build_messages(question, [], policy) + tool_messages(call_id, query, fragments[:0]))
     costs = [count_tokens(json.dumps(fragment_entry(n, f), ensure_ascii=False)) + 2
              for n, f in enumerate(fragments, 1)]
-    shown, kept = pipeline.fit(fixed, costs, history, fragments)
+    shown, kept = pipeline.fit(fixed, costs, history, fragments, prompt_room(settings))
     return build_messages(question, kept, policy) + tool_messages(call_id, query, shown), shown
 
 
-def local_messages(question: str, history: list[ChatMessage], policy: TurnPolicy,
-                   fragments: list[Fragment], extra: int = 0) -> tuple[list[dict[str, Any]], list[Fragment]]:
+def local_messages(question: str, history: list[ChatMessage], policy: TurnPolicy, fragments: list[Fragment],
+                   settings: Settings, extra: int = 0) -> tuple[list[dict[str, Any]], list[Fragment]]:
     """The local model's one request and the fragments it shows, fitted to its window with history
     beside `extra` tokens more (an opening's passages)."""
-    fixed = request_tokens([{"role": "system", "content": local_system_prompt(policy, fragments[:0])},
+    style = settings.local_prompt_style
+    fixed = request_tokens([{"role": "system", "content": local_system_prompt(policy, fragments[:0], style)},
                             {"role": "user", "content": question}]) + extra
     fixed += count_tokens(parts()["facts_header"]) + 2 if fragments else 0
     costs = [count_tokens(fact_line(n, f)) + 1 for n, f in enumerate(fragments, 1)]
-    shown, kept = pipeline.fit(fixed, costs, history, fragments)
-    messages: list[dict[str, Any]] = [{"role": "system", "content": local_system_prompt(policy, shown)}]
+    shown, kept = pipeline.fit(fixed, costs, history, fragments, prompt_room(settings))
+    messages: list[dict[str, Any]] = [{"role": "system", "content": local_system_prompt(policy, shown, style)}]
     messages += [{"role": m.role, "content": m.content} for m in kept]
     messages.append({"role": "user", "content": question})
     return messages, shown

@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from grove.core.settings import get_settings
+from grove.core.settings import Settings
 from nodes.store.chat_history import ChatMessage
 from nodes.answering.token_budget import MESSAGE_OVERHEAD, count_tokens, truncate_to_tokens
 
@@ -30,16 +30,16 @@ MIN_FRAGMENT_TOKENS = 64  # below this, a cut fragment says too little to ground
 SAFETY_TOKENS = 64  # a regenerated draft's extra signal line; the local model's wording around tool results
 
 
-def window_tokens() -> int:
+def window_tokens(settings: Settings) -> int:
     """The context window of the model in use."""
-    settings = get_settings()
     return settings.local_llm_context if settings.uses_local_llm else settings.llm_context_tokens
 
 
-def prompt_room(tools: Sequence[dict[str, Any]] | None = None, max_tokens: int | None = None) -> int:
+def prompt_room(settings: Settings, tools: Sequence[dict[str, Any]] | None = None,
+                max_tokens: int | None = None) -> int:
     """Tokens the prompt may take: the window less the answer's room and the tool description."""
-    answer = max_tokens if max_tokens is not None else get_settings().llm_max_tokens
-    room = window_tokens() - answer - SAFETY_TOKENS
+    answer = max_tokens if max_tokens is not None else settings.llm_max_tokens
+    room = window_tokens(settings) - answer - SAFETY_TOKENS
     if tools:
         room -= count_tokens(json.dumps(list(tools), ensure_ascii=False)) + TOOL_TEMPLATE_TOKENS
     return room
@@ -52,9 +52,9 @@ class FittedQuestion(NamedTuple):
     original_chars: int
 
 
-def fit_question(question: str) -> FittedQuestion:
+def fit_question(question: str, settings: Settings) -> FittedQuestion:
     """The question, cut to `QUESTION_SHARE` of the prompt room when it is longer."""
-    limit = int(prompt_room() * QUESTION_SHARE)
+    limit = int(prompt_room(settings) * QUESTION_SHARE)
     if count_tokens(question) <= limit:
         return FittedQuestion(question, False, len(question), len(question))
     kept = truncate_to_tokens(question, limit)
@@ -118,18 +118,19 @@ class Fit(NamedTuple):
     history: list[ChatMessage]  # the newest whole pairs that fit what is left
 
 
-def fit_items(fixed: int, costs: Sequence[int], history: Sequence[ChatMessage],
+def fit_items(fixed: int, costs: Sequence[int], history: Sequence[ChatMessage], room: int,
               cap: int | None = None) -> Fit:
-    """Ranked items (fragments) and history into the room the fixed parts leave.
+    """Ranked items (fragments) and history into what the fixed parts leave of the prompt's `room`
+    (`prompt_room`).
 
     Items come first in rank order, up to `cap` tokens, but history keeps `HISTORY_SHARE`
     of the room when it needs it; history then takes what the items left.
     """
-    free = prompt_room() - fixed
-    room, _ = share_room(free, sum(costs), request_tokens(history))
+    free = room - fixed
+    items, _ = share_room(free, sum(costs), request_tokens(history))
     if cap is not None:
-        room = min(room, cap)
-    whole = count_within(costs, room)
-    cut_to = room if costs and not whole and room > MIN_FRAGMENT_TOKENS else None
-    used = room if cut_to is not None else sum(costs[:whole])
+        items = min(items, cap)
+    whole = count_within(costs, items)
+    cut_to = items if costs and not whole and items > MIN_FRAGMENT_TOKENS else None
+    used = items if cut_to is not None else sum(costs[:whole])
     return Fit(whole, cut_to, newest_pairs_within(history, free - used))

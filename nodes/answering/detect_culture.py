@@ -17,9 +17,9 @@ from grove.core.runs import run_logger
 from pydantic import BaseModel
 
 import prompts
-from grove.core.settings import get_settings
+from grove.core.settings import Settings
 from grove.core.domain_profile import DomainProfile
-from nodes.answering.llm import LLMError, complete
+from nodes.answering.llm import ChatModel, LLMError, complete
 
 
 class CultureGuess(BaseModel):
@@ -34,13 +34,13 @@ def classifier_prompt(profile: DomainProfile) -> str:
         general_label=profile.unclear[-1], unknown_label=profile.unclear[0])
 
 
-def detect(text: str, profile: DomainProfile) -> CultureGuess:
-    if get_settings().culture_detection == "keywords":
+def detect(text: str, profile: DomainProfile, settings: Settings) -> CultureGuess:
+    if settings.culture_detection == "keywords":
         return CultureGuess(culture=profile.keyword_culture(text), by="keywords")
     messages = [{"role": "system", "content": classifier_prompt(profile)},
                 {"role": "user", "content": text}]
     try:
-        reply = complete(messages, max_tokens=24, temperature=0.0)
+        reply = complete(messages, ChatModel(settings), max_tokens=24, temperature=0.0)
     except LLMError as exc:
         return CultureGuess(culture=profile.keyword_culture(text), by="keywords", raw=f"error: {exc}")
     label = profile.normalise(reply.content)
@@ -59,7 +59,7 @@ def detect(text: str, profile: DomainProfile) -> CultureGuess:
 
 
 @task(name="detect-culture-name")
-def detect_culture_name(text: str, profile: DomainProfile) -> CultureGuess:
-    guess = detect(text, profile)
+def detect_culture_name(text: str, profile: DomainProfile, settings: Settings) -> CultureGuess:
+    guess = detect(text, profile, settings)
     run_logger().info("culture %r by %s (model said %r)", guess.culture, guess.by, guess.raw[:80])
     return guess

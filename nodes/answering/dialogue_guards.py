@@ -14,7 +14,6 @@ from difflib import SequenceMatcher
 
 from pydantic import BaseModel, Field
 
-from grove.core.settings import get_settings
 from nodes.answering.context_signals import Signal
 
 _WORDS = re.compile(r"\w+")
@@ -41,9 +40,9 @@ class GuardResult(BaseModel):
     fired: list[str] = Field(default_factory=list)
 
 
-def conversation_guard(message: str, recent_user: list[str], recent_bot: list[str]) -> GuardResult:
-    """Loop detection: the user asking again, or the bot saying the same thing twice running."""
-    threshold = get_settings().repeat_similarity
+def conversation_guard(message: str, recent_user: list[str], recent_bot: list[str], threshold: float) -> GuardResult:
+    """Loop detection: the user asking again, or the bot saying the same thing twice running
+    (texts at least `threshold` similar, `repeat_similarity`)."""
     result = GuardResult()
     if most_similar(message, recent_user) >= threshold:
         result.signals.append(Signal(name="user_repeats"))
@@ -55,6 +54,6 @@ def conversation_guard(message: str, recent_user: list[str], recent_bot: list[st
     return result
 
 
-def is_repetition(reply: str, recent_bot: list[str]) -> bool:
-    """Anti-repetition: the draft is a near copy of one of the bot's recent replies."""
-    return bool(reply) and most_similar(reply, recent_bot) >= get_settings().repeat_similarity
+def is_repetition(reply: str, recent_bot: list[str], threshold: float) -> bool:
+    """Anti-repetition: the draft is a near copy (`threshold`, `repeat_similarity`) of one of the bot's recent replies."""
+    return bool(reply) and most_similar(reply, recent_bot) >= threshold

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import httpx
 from grove.core.observe import Task, task
@@ -30,10 +30,11 @@ from grove.core import shutdown
 from grove.core.runs import allow_at_least, time_left
 from pydantic import BaseModel, Field
 
-from grove.core.settings import get_settings
+from grove.core.settings import Settings
 from nodes.answering.model_speed import local_speed
 from nodes.answering.token_budget import count_message_tokens
 
+R = TypeVar("R")
 Quirks = Literal["openai", "llama_cpp"]
 Message = dict[str, Any]
 
@@ -85,11 +86,10 @@ class Decoding(BaseModel):
 LLAMA_CPP_ONLY = ("top_k", "min_p", "repeat_penalty", "seed")
 
 
-def answer_decoding() -> Decoding | None:
+def answer_decoding(settings: Settings) -> Decoding | None:
     """How the local model writes answers (settings chosen by bench/answer_eval.py); None for remote models."""
-    if not current_endpoint().is_local:
+    if not endpoint_of(settings).is_local:
         return None
-    settings = get_settings()
     return Decoding(temperature=settings.local_answer_temperature, top_k=settings.local_answer_top_k,
                     min_p=settings.local_answer_min_p, repeat_penalty=settings.local_answer_repeat_penalty,
                     max_tokens=settings.local_answer_max_tokens)
@@ -107,14 +107,30 @@ class Endpoint:
         return self.quirks == "llama_cpp"
 
 
-def current_endpoint() -> Endpoint:
+def endpoint_of(settings: Settings) -> Endpoint:
     """The configured endpoint: remote with a key, else the local llama-cpp-python server."""
-    settings = get_settings()
     if settings.llm_api_key is not None:
         return Endpoint(settings.llm_base_url.rstrip("/"), settings.llm_model,
                         settings.llm_api_key.get_secret_value(), "openai")
     base = settings.local_llm_url or f"http://127.0.0.1:{settings.local_llm_port}/v1"
     return Endpoint(base.rstrip("/"), "local", None, "llama_cpp")
+
+
+class ChatModel:
+    """The model a flow asks: its endpoint and the settings that say how (token limits, deadlines, retries),
+    built from the settings the flow was handed. A task is handed the model, not the settings: its
+    parameters in Prefect name the model and no more."""
+
+    def __init__(self, settings: Settings, endpoint: Endpoint | None = None) -> None:
+        self.settings = settings
+        self.endpoint = endpoint or endpoint_of(settings)
+
+    @property
+    def is_local(self) -> bool:
+        return self.endpoint.is_local
+
+    def __repr__(self) -> str:
+        return f"ChatModel({self.endpoint.model} at {self.endpoint.base_url})"
 
 
 def render_tool_result(content: str) -> str:
@@ -210,12 +226,12 @@ def _client() -> httpx.Client:
 
 def complete(
     messages: list[Message],
+    model: ChatModel,
     *,
     tools: list[dict[str, Any]] | None = None,
     tool_choice: str | dict[str, Any] | None = None,
     max_tokens: int | None = None,
     temperature: float | None = None,
-    endpoint: Endpoint | None = None,
     json_schema: dict[str, Any] | None = None,
     decoding: Decoding | None = None,
     on_text: Callable[[str], None] | None = None,
@@ -230,8 +246,7 @@ def complete(
     output cannot be malformed); OpenAI-compatible endpoints get `json_schema` response format.
     `decoding` overrides temperature and token limit and adds llama.cpp's samplers.
     """
-    settings = get_settings()
-    endpoint = endpoint or current_endpoint()
+    settings, endpoint = model.settings, model.endpoint
     if endpoint.is_local:
         messages = adapt_for_llama_cpp(messages)
     payload: dict[str, Any] = {
@@ -255,8 +270,8 @@ def complete(
     headers = _headers(endpoint)
     if endpoint.is_local and not tools and json_schema is None:
         prompt_tokens = count_message_tokens(messages)
-        limit = _local_limit(prompt_tokens, payload["max_tokens"])
-        timeout, left = _call_timeout(limit)
+        limit = _local_limit(settings, prompt_tokens, payload["max_tokens"])
+        timeout, left = _call_timeout(settings, limit)
         reply = shutdown.call(lambda: _streamed(  # a stopping service does not wait for the model
             f"{endpoint.base_url}/chat/completions", payload, headers, timeout,
             deadline_bound=limit is not None or (left is not None and timeout >= left), piece=_delta,
@@ -264,17 +279,18 @@ def complete(
         return reply.model_copy(update={"content": reply.content.strip()})
     sink = None if json_schema is not None else on_text
     if sink is not None:  # a remote answer with a draft up: its words (or its tool call) stream in
-        timeout, left = _call_timeout()
+        timeout, left = _call_timeout(settings)
         reply = shutdown.call(lambda: _streamed(
             f"{endpoint.base_url}/chat/completions", payload, headers, timeout,
             deadline_bound=left is not None and timeout >= left, piece=_delta, on_text=sink))
         return reply.model_copy(update={"content": reply.content.strip()})
-    return parse_reply(_posted(endpoint, payload))
+    return parse_reply(_posted(model, payload))
 
 
-def _posted(endpoint: Endpoint, payload: dict[str, Any]) -> dict[str, Any]:
+def _posted(model: ChatModel, payload: dict[str, Any]) -> dict[str, Any]:
     """One chat-completions request answered whole: the response's JSON body."""
-    timeout, left = _call_timeout()
+    endpoint = model.endpoint
+    timeout, left = _call_timeout(model.settings)
     try:
         response = shutdown.call(lambda: _client().post(f"{endpoint.base_url}/chat/completions", json=payload,
                                                         headers=_headers(endpoint), timeout=timeout))
@@ -290,15 +306,15 @@ def _posted(endpoint: Endpoint, payload: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def yes_probability(messages: list[Message], yes: tuple[str, ...] = ("да",), no: tuple[str, ...] = ("нет", "не"),
-                    endpoint: Endpoint | None = None) -> float | None:
+def yes_probability(messages: list[Message], model: ChatModel, yes: tuple[str, ...] = ("да",),
+                    no: tuple[str, ...] = ("нет", "не")) -> float | None:
     """The model's odds for «да» over «нет» as a one-word answer, read from its first token's likeliest
     log-probabilities rather than from the one word it would write: a threshold on them can be chosen
     on measured sets. None when the endpoint sends no log-probabilities or neither word is among them."""
-    endpoint = endpoint or current_endpoint()
+    endpoint = model.endpoint
     if endpoint.is_local:
         messages = adapt_for_llama_cpp(messages)
-    body = _posted(endpoint, {"model": endpoint.model, "messages": messages, "temperature": 0, "max_tokens": 1,
+    body = _posted(model, {"model": endpoint.model, "messages": messages, "temperature": 0, "max_tokens": 1,
                               "logprobs": True, "top_logprobs": 10})
     return first_token_odds(body, yes, no)
 
@@ -324,10 +340,9 @@ def _headers(endpoint: Endpoint) -> dict[str, str]:
     return headers
 
 
-def _local_limit(prompt_tokens: int, max_tokens: int) -> float | None:
+def _local_limit(settings: Settings, prompt_tokens: int, max_tokens: int) -> float | None:
     """A local call's limit from the model's measured speed (`model_speed`), and the turn given
     that long if its deadline is the default; None where the owner set `llm_timeout` themselves."""
-    settings = get_settings()
     if settings.llm_timeout is not None:
         return None
     limit = local_speed().limit(prompt_tokens, max_tokens, settings.local_call_cap)
@@ -336,10 +351,10 @@ def _local_limit(prompt_tokens: int, max_tokens: int) -> float | None:
     return limit
 
 
-def _call_timeout(limit: float | None = None) -> tuple[float, float | None]:
+def _call_timeout(settings: Settings, limit: float | None = None) -> tuple[float, float | None]:
     """The call's timeout (`limit`, else the settings'), bounded by the turn's deadline (and the
     time left of it, if any)."""
-    timeout = get_settings().call_timeout if limit is None else limit
+    timeout = settings.call_timeout if limit is None else limit
     left = time_left()
     if left is not None:
         if left < 0.5:
@@ -356,24 +371,22 @@ def chatml(messages: list[Message], prefill: str = "") -> str:
     return f"{turns}<|im_start|>assistant\n{prefill}"
 
 
-def complete_text(prompt: str, *, stop: list[str] | None = None, max_tokens: int | None = None,
-                  decoding: Decoding | None = None, on_text: Callable[[str], None] | None = None,
-                  endpoint: Endpoint | None = None) -> LLMReply:
+def complete_text(prompt: str, model: ChatModel, *, stop: list[str] | None = None, max_tokens: int | None = None,
+                  decoding: Decoding | None = None, on_text: Callable[[str], None] | None = None) -> LLMReply:
     """One raw completion of the local server, streamed; the text comes back unstripped, so that
     it joins the prompt's end exactly (`prompt` is the template already, see `chatml`).
 
     `on_text` gets the text so far after each piece (None: nothing is shown).
     """
-    endpoint = endpoint or current_endpoint()
+    settings, endpoint = model.settings, model.endpoint
     if not endpoint.is_local:
         raise LLMError("raw completions are asked of the local model only")
-    settings = get_settings()
     payload: dict[str, Any] = {"prompt": prompt, "temperature": settings.llm_temperature,
                                "stop": ["<|im_end|>", *(stop or [])]}
     if decoding is not None:
         payload.update(decoding.model_dump(exclude_none=True))
     payload["max_tokens"] = max_tokens or payload.get("max_tokens") or settings.llm_max_tokens
-    timeout, left = _call_timeout()
+    timeout, left = _call_timeout(settings)
     return shutdown.call(lambda: _streamed(f"{endpoint.base_url}/completions", payload, _headers(endpoint), timeout,
                                            deadline_bound=left is not None and timeout >= left, piece=_text,
                                            on_text=on_text))
@@ -499,6 +512,7 @@ def _is_transient(exc: BaseException) -> bool:
       retry_condition_fn=_is_transient)
 def llm_chat(
     messages: list[Message],
+    model: ChatModel,
     tools: list[dict[str, Any]] | None = None,
     tool_choice: str | dict[str, Any] | None = None,
     max_tokens: int | None = None,
@@ -506,39 +520,41 @@ def llm_chat(
     on_text: Callable[[str], None] | None = None,
 ) -> LLMReply:
     """A chat completion as a task: timeouts, 429 and 5xx are retried with backoff; `on_text` as `complete`'s."""
-    return complete(messages, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens, decoding=decoding,
+    return complete(messages, model, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens, decoding=decoding,
                     on_text=on_text)
 
 
 @task(name="llm-judge", retries=3, retry_delay_seconds=[2, 6, 15], retry_jitter_factor=0.5,
       retry_condition_fn=_is_transient)
-def llm_judge(messages: list[Message]) -> float | None:
+def llm_judge(messages: list[Message], model: ChatModel) -> float | None:
     """`yes_probability` as a task, retried as `llm_chat` is."""
-    return yes_probability(messages)
-
-
-def llm_judge_task() -> Task[..., float | None]:
-    """`llm_judge` with the retry policy from settings."""
-    settings = get_settings()
-    return llm_judge.with_options(retries=settings.llm_retries, retry_delay_seconds=settings.llm_retry_delays)
-
-
-def llm_task() -> Task[..., LLMReply]:
-    """`llm_chat` with the retry policy from settings (tests make the delays short)."""
-    settings = get_settings()
-    return llm_chat.with_options(retries=settings.llm_retries,
-                                 retry_delay_seconds=settings.llm_retry_delays)
+    return yes_probability(messages, model)
 
 
 @task(name="llm-text", retries=3, retry_delay_seconds=[2, 6, 15], retry_jitter_factor=0.5,
       retry_condition_fn=_is_transient)
-def llm_text(prompt: str, stop: list[str] | None = None, max_tokens: int | None = None,
+def llm_text(prompt: str, model: ChatModel, stop: list[str] | None = None, max_tokens: int | None = None,
              decoding: Decoding | None = None, on_text: Callable[[str], None] | None = None) -> LLMReply:
     """A raw completion of the local model as a task (`complete_text`), retried as `llm_chat` is."""
-    return complete_text(prompt, stop=stop, max_tokens=max_tokens, decoding=decoding, on_text=on_text)
+    return complete_text(prompt, model, stop=stop, max_tokens=max_tokens, decoding=decoding, on_text=on_text)
 
 
-def llm_text_task() -> Task[..., LLMReply]:
-    """`llm_text` with the retry policy from settings."""
-    settings = get_settings()
-    return llm_text.with_options(retries=settings.llm_retries, retry_delay_seconds=settings.llm_retry_delays)
+def _retried(job: Task[..., R], model: ChatModel) -> Callable[..., R]:
+    """`job` with the settings' retry policy (tests make the delays short), asking `model`."""
+    retried = job.with_options(retries=model.settings.llm_retries, retry_delay_seconds=model.settings.llm_retry_delays)
+    return functools.partial(retried, model=model)
+
+
+def llm_task(settings: Settings) -> Callable[..., LLMReply]:
+    """`llm_chat` asking the model the settings name, with their retry policy: `ask(messages, **options)`."""
+    return _retried(llm_chat, ChatModel(settings))
+
+
+def llm_judge_task(settings: Settings) -> Callable[[list[Message]], float | None]:
+    """`llm_judge` asking the model the settings name, with their retry policy."""
+    return _retried(llm_judge, ChatModel(settings))
+
+
+def llm_text_task(settings: Settings) -> Callable[..., LLMReply]:
+    """`llm_text` asking the model the settings name, with their retry policy."""
+    return _retried(llm_text, ChatModel(settings))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from nodes.answering.answer_check import is_refusal
-from nodes.answering.llm import Decoding, LLMReply, Message, chatml, llm_text_task
+from nodes.answering.llm import Decoding, LLMReply, Message, chatml
 from nodes.answering.token_budget import count_tokens
 from nodes.telegram.stream import Show, after
 
@@ -32,14 +32,14 @@ def opening_of(reply: LLMReply, words: int) -> str:
 
 
 def opened(first: list[Message], whole: list[Message], decoding: Decoding | None, *, words: int,
-           ask: Callable[..., LLMReply] | None = None, show: Show | None = None) -> LLMReply:
+           ask: Callable[..., LLMReply], show: Show | None = None) -> LLMReply:
     """The answer to `whole` (the request with the whole fragments), begun with the first words of
     the answer to `first` (the same request with one passage), which are shown (`show`: the turn's
     draft, if any) as soon as they exist.
 
-    The answer's token bound (`decoding.max_tokens`) is the two parts'.
+    The answer's token bound (`decoding.max_tokens`) is the two parts'; `ask` is a raw completion
+    (`llm.llm_text_task`).
     """
-    ask = ask or llm_text_task()
     # Not shown while written: the words kept are known only once they are all written.
     written = ask(chatml(first), max_tokens=TOKENS_PER_WORD * words + 4, decoding=decoding)
     opening = opening_of(written, words)

@@ -9,8 +9,8 @@ from grove.core.runs import run_logger
 from pydantic import BaseModel
 
 import prompts
-from grove.core.settings import get_settings
-from nodes.answering.llm import LLMError, complete
+from grove.core.settings import Settings
+from nodes.answering.llm import ChatModel, LLMError, complete
 from nodes.answering.plan import ACTIONS, Plan, PlanError, parse_plan, validate_plan
 
 
@@ -30,13 +30,12 @@ def plan_schema(max_steps: int) -> dict[str, Any]:
         "steps": {"type": "array", "items": step, "minItems": 2, "maxItems": max_steps}}}
 
 
-def generate(question: str, kind: str) -> PlanOutcome:
-    settings = get_settings()
+def generate(question: str, kind: str, settings: Settings) -> PlanOutcome:
     messages = [{"role": "system", "content": prompts.load("plan.md").format(
                     kind=kind, max_steps=settings.planner_max_steps)},
                 {"role": "user", "content": question}]
     try:
-        reply = complete(messages, max_tokens=600, temperature=0.0,
+        reply = complete(messages, ChatModel(settings), max_tokens=600, temperature=0.0,
                          json_schema=plan_schema(settings.planner_max_steps))
         plan = parse_plan(reply.content, kind)
         validate_plan(plan, settings.planner_max_steps)
@@ -46,8 +45,8 @@ def generate(question: str, kind: str) -> PlanOutcome:
 
 
 @task(name="generate-plan")
-def generate_plan(question: str, kind: str) -> PlanOutcome:
-    outcome = generate(question, kind)
+def generate_plan(question: str, kind: str, settings: Settings) -> PlanOutcome:
+    outcome = generate(question, kind, settings)
     logger = run_logger()
     if outcome.plan is None:
         logger.warning("plan rejected, falling back to the simple path: %s", outcome.error)

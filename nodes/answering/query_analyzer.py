@@ -15,7 +15,8 @@ from grove.core.runs import run_logger
 from pydantic import BaseModel
 
 import prompts
-from nodes.answering.llm import LLMError, complete
+from grove.core.settings import Settings
+from nodes.answering.llm import ChatModel, LLMError, complete
 
 QueryKind = Literal["simple", "analytical", "iterative", "diagnostic"]
 KINDS: tuple[str, ...] = ("simple", "analytical", "iterative", "diagnostic")
@@ -40,14 +41,14 @@ def marker_kind(question: str) -> QueryKind:
     return "simple"
 
 
-def analyze(question: str) -> QueryAnalysis:
+def analyze(question: str, settings: Settings) -> QueryAnalysis:
     guess = marker_kind(question)
     if guess == "simple":
         return QueryAnalysis(kind="simple", by="markers")
     messages = [{"role": "system", "content": prompts.load("query_kind.md")},
                 {"role": "user", "content": question}]
     try:
-        answer = complete(messages, max_tokens=8, temperature=0.0).content.strip().lower()
+        answer = complete(messages, ChatModel(settings), max_tokens=8, temperature=0.0).content.strip().lower()
     except LLMError:
         return QueryAnalysis(kind=guess, by="markers")
     word = re.sub(r"[^a-z]", "", answer.split()[0]) if answer.split() else ""
@@ -57,7 +58,7 @@ def analyze(question: str) -> QueryAnalysis:
 
 
 @task(name="analyze-query")
-def analyze_query(question: str) -> QueryAnalysis:
-    result = analyze(question)
+def analyze_query(question: str, settings: Settings) -> QueryAnalysis:
+    result = analyze(question, settings)
     run_logger().info("query kind %s (by %s)", result.kind, result.by)
     return result
