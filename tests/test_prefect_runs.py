@@ -91,6 +91,20 @@ def test_a_callback_handed_to_a_flow_is_recorded_by_its_name() -> None:
     assert recorded == {"question": "q", "show": "<Draft.show>", "stop": repr(stop), "none": None}
 
 
+def test_settings_and_a_model_handed_to_a_task_are_recorded_by_name_not_dumped() -> None:
+    """A node handed the settings (or the model client built from them) shows them in Prefect as a word:
+    their fields are the process's, and a remote endpoint's key is among them."""
+    from pydantic import SecretStr
+
+    from grove.core.settings import get_settings
+    from nodes.answering.llm import ChatModel
+
+    settings = get_settings().model_copy(update={"llm_api_key": SecretStr("sk-secret")})
+    recorded = runs._jsonable({"settings": settings, "model": ChatModel(settings)})
+    assert recorded["settings"] == "<settings>"
+    assert recorded["model"].startswith("ChatModel(") and "sk-secret" not in str(recorded)
+
+
 def test_a_button_press_is_a_named_flow_run_listing_its_stages(prefect_server: str, store: str, user_id: int,
                                                                  prefect_records: PrefectReporter) -> None:
     process(console(user_id, command="start"))
