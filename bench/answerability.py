@@ -343,7 +343,7 @@ def gate_table(probes: list[Probe], threshold: float, edge: float) -> None:
     from nodes.retrieval.search_gate import decide
 
     def outcome(p: Probe) -> str:
-        gate = decide(p.question, p.question, p.fragments(), score_name="distance", threshold=threshold, near=edge,
+        gate = decide(p.question, p.question, p.fragments(), settings=get_settings(), score_name="distance", threshold=threshold, near=edge,
                       unknown=p.things)
         return "passed" if gate.passed else "near" if gate.near else "shut"
 
@@ -375,7 +375,7 @@ def extract_table(probes: list[Probe], shown: int) -> None:
     questions = {(s.name, q.id): q for s in load_sets(names) for q in [*s.questions, *s.silent]}
     rows: list[tuple[str, bool, bool, bool, bool]] = []  # set, answerable, passed, covers, holds the fact
     for probe in probes:
-        gate = decide(probe.question, probe.question, probe.fragments(), unknown=probe.things)
+        gate = decide(probe.question, probe.question, probe.fragments(), settings=get_settings(), unknown=probe.things)
         extract = extractive_answer(probe.question, probe.texts[:shown])
         question = questions[(probe.set, probe.id)]
         holds = bool(extract.text) and question.answerable and has_fact(extract.text, question)

@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> None:
     embedder = get_embedder()
     for mode in args.first_stage.split(","):
         warm = embedder.embed_query("прогрев")
-        rerank("прогрев", first_stage(1, "прогрев", warm, 30, mode=mode), 10)  # type: ignore[arg-type]
+        rerank("прогрев", first_stage(1, "прогрев", warm, 30, get_settings(), mode=mode), 10, get_settings().reranker)  # type: ignore[arg-type]
         stages: dict[str, list[float]] = {k: [] for k in ("history", "embed", "first stage", "rerank", "fit",
                                                           "store", "total")}
         counts, shown_counts = [], []
@@ -160,9 +160,9 @@ def run(args: argparse.Namespace) -> None:
             t1 = time.perf_counter()
             vector = embedder.embed_query(question)
             t2 = time.perf_counter()
-            candidates = first_stage(user, question, vector, 30, mode=mode)  # type: ignore[arg-type]
+            candidates = first_stage(user, question, vector, 30, get_settings(), mode=mode)  # type: ignore[arg-type]
             t3 = time.perf_counter()
-            top = rerank(question, candidates, 10)
+            top = rerank(question, candidates, 10, get_settings().reranker)
             t4 = time.perf_counter()
             policy = prepare_turn(question, history, get_settings())
             kept = fitted_history(question, history, policy, [rag_tool()], get_settings())

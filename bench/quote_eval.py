@@ -60,8 +60,8 @@ def collect(names: list[str]) -> list[dict[str, Any]]:
             judge = Judge(evalset)
             started = time.perf_counter()
             for position, question in enumerate(evalset.questions):
-                query = search_query(question.text, [])
-                gate = decide(query, query, rag_db_query(query, evalset.owner))
+                query = search_query(question.text, [], get_settings().search_followup_words)
+                gate = decide(query, query, rag_db_query(query, evalset.owner), settings=get_settings())
                 fragments = gate.fragments if gate.passed else []
                 probes.append({
                     "set": evalset.name, "id": question.id, "held_out": held_out(evalset.name, position),

@@ -119,6 +119,7 @@ class Outcome:
 
 def evaluate(evalset: EvalSet, owner_id: int, store: list[StoredChunk], vectors: Any, first_stage: str,
              reranker: str, questions: Sequence[int] | None = None) -> dict[str, Outcome]:
+    from grove.core.settings import get_settings
     from nodes.retrieval.rerank_fragments import rerank
     from nodes.retrieval.retrieve import first_stage as run_first_stage
 
@@ -127,7 +128,7 @@ def evaluate(evalset: EvalSet, owner_id: int, store: list[StoredChunk], vectors:
     for index in questions if questions is not None else range(len(evalset.questions)):
         question = evalset.questions[index]
         t0 = time.perf_counter()
-        candidates = run_first_stage(owner_id, question.text, vectors[index], CANDIDATES, mode=first_stage)
+        candidates = run_first_stage(owner_id, question.text, vectors[index], CANDIDATES, get_settings(), mode=first_stage)
         t1 = time.perf_counter()
         top = rerank(question.text, candidates, TOP_K, name=reranker)
         t2 = time.perf_counter()
@@ -392,6 +393,7 @@ def rerank_sweep(sets: list[EvalSet], chunkings: list[str], stores: dict[tuple[s
     stage; only the fusion runs per grid point (about 1–2 ms a question).
     """
     from nodes.retrieval.rerankers import Candidate
+    from grove.core.settings import get_settings
     from nodes.retrieval.rerankers.bm25_fusion import BM25FusionReranker
     from nodes.retrieval.retrieve import first_stage as run_first_stage
 
@@ -407,7 +409,7 @@ def rerank_sweep(sets: list[EvalSet], chunkings: list[str], stores: dict[tuple[s
             for pool in pools:
                 fetched[evalset.name, pool] = [
                     [Candidate(str(f.chunk_id), f.text, f.distance, f.score)
-                     for f in run_first_stage(owner, q.text, vectors[evalset.name][i], pool, mode="vector")]
+                     for f in run_first_stage(owner, q.text, vectors[evalset.name][i], pool, get_settings(), mode="vector")]
                     for i, q in enumerate(evalset.questions)]
         for fusion, weight, rrf_k, pool in RERANK_GRID:
             stage = BM25FusionReranker(fusion=fusion, weight=weight, rrf_k=rrf_k or 60.0)  # type: ignore[arg-type]

@@ -70,7 +70,7 @@ def run_step(step: Step, question: str, user_id: int, finished: list[StepResult]
     if step.action == "search":
         query = str(step.params["query"])
         vector = get_embedder().embed_query(query)
-        fragments = first_stage(user_id, query, vector, settings.planner_search_top_k)
+        fragments = first_stage(user_id, query, vector, settings.planner_search_top_k, settings)
         return StepResult(step_id=step.id, action=step.action, fragments=fragments,
                           seconds=time.perf_counter() - started)
     if step.action != "synthesize" and all(r.empty for r in finished if r.step_id in step.depends_on):

@@ -136,14 +136,14 @@ def _current_topic(profile: DomainProfile, question: str, user_id: int, session_
     or a question of its own naming none («Чем опрыскивать кусты весной?») — closes the topic and
     opens a new one: a crop is never inherited by a question that does not lean on the topic.
     """
-    topic = open_topic(user_id, session_id, profile.category)
+    topic = open_topic(user_id, session_id, profile.category, get_settings().topic_idle_minutes)
     if topic.culture is None or topic.message_count == 0 or profile.case_of(topic.culture) == "unclear":
         return topic, False  # an unclear culture is worth classifying again, unlike the seed
     named = profile.crops_named(question)
     if named == [profile.crop_of(topic.culture)] or (not named and IntentRegistry.of(profile).elliptical(question)):
         return topic, True
     close_topic(topic.id)
-    return open_topic(user_id, session_id, profile.category), False
+    return open_topic(user_id, session_id, profile.category, get_settings().topic_idle_minutes), False
 
 
 def _off_domain(profile: DomainProfile, question: str, user_id: int, session_id: str) -> ConsultationAnswer:

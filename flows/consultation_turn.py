@@ -61,7 +61,7 @@ def library_snippets(profile: DomainProfile, culture: str, mode: Mode, text: str
     """Tier 1 and tier 2 for the question: the culture's own (grounded) or the library's general part."""
     subcategory = culture if mode == "grounded" else profile.fallback_subcategory
     retrieval = retrieve_unified_snippets(profile.category, subcategory, profile.general_subcategory(subcategory),
-                                          embed_query(text), profile.family(subcategory))
+                                          embed_query(text), get_settings(), profile.family(subcategory))
     return retrieval.snippets, retrieval.trace
 
 

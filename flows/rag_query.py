@@ -21,7 +21,7 @@ def rag_db_query(query: str, owner_id: int) -> list[Fragment]:
     """This user's best fragments for the query, as data with their sources."""
     settings = get_settings()
     vector = embed_query(query)
-    candidates = candidate_search(owner_id, query, vector, settings.retrieval_candidates)
+    candidates = candidate_search(owner_id, query, vector, settings.retrieval_candidates, settings)
     if not candidates:
         return []
-    return rerank_fragments(query, candidates, settings.retrieval_top_k)
+    return rerank_fragments(query, candidates, settings.retrieval_top_k, settings.reranker)

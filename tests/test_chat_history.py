@@ -66,9 +66,9 @@ def test_another_users_or_sessions_history_is_never_returned(
 
 
 def test_a_topic_reads_only_its_own_messages(pg_url: str, user_id: int) -> None:
-    first = open_topic(user_id, "s", "общая консультация")
+    first = open_topic(user_id, "s", "общая консультация", get_settings().topic_idle_minutes)
     log_turn(user_id, "s", first.id, "про малину", "ответ про малину")
-    second = open_topic(user_id, "other-session", "общая консультация")  # closes the first
+    second = open_topic(user_id, "other-session", "общая консультация", get_settings().topic_idle_minutes)  # closes the first
     log_turn(user_id, "s", second.id, "про клубнику", "ответ про клубнику")
     store_pair(user_id, "s", "без темы", "ответ без темы")
 

@@ -469,7 +469,7 @@ async def test_fragments_and_history_are_fitted_to_the_models_window(
         from nodes.store.user_state import read_user_state
 
         session = read_user_state.fn(user_id).session_id
-        topic = open_topic.fn(user_id, session, "общая консультация")
+        topic = open_topic.fn(user_id, session, "общая консультация", get_settings().topic_idle_minutes)
         for n in range(15):
             log_turn.fn(user_id, session, topic.id, f"вопрос {n}", f"ответ {n}: " + "Голубику поливают часто. " * 25)
         reply = await say(standin, user_id, "Как ухаживать за голубикой?")

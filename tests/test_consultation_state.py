@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 from collections.abc import Iterator
 from typing import Any
 
@@ -74,7 +75,7 @@ def test_clear_leaves_other_users_alone(pg_url: str, user_id: int, other_user_id
 
 
 def test_finish_turn_clears_logs_and_queues_together(pg_url: str, user_id: int) -> None:
-    topic = open_topic(user_id, "s", "общая консультация")
+    topic = open_topic(user_id, "s", "общая консультация", get_settings().topic_idle_minutes)
     save_state(user_id, State.WAITING_CLARIFICATION, _context(user_id, topic.id), 1)
     item = finish_turn(user_id, "s", topic.id, "Сорт Полка", "Подкормите азотом.\n\nИнформация взята из: …",
                        "малина", "общая консультация", queue=True,
@@ -111,7 +112,7 @@ def test_finish_turn_without_queueing_only_clears_and_logs(pg_url: str, user_id:
 
 def test_finish_turn_that_fails_leaves_nothing_behind(pg_url: str, user_id: int) -> None:
     """The queue write fails after the state was cleared and the pair logged: all of it rolls back."""
-    topic = open_topic(user_id, "s", "общая консультация")
+    topic = open_topic(user_id, "s", "общая консультация", get_settings().topic_idle_minutes)
     save_state(user_id, State.WAITING_CLARIFICATION, _context(user_id, topic.id), 1)
     with pytest.raises(psycopg.DataError):  # Postgres text cannot hold NUL; only the queue stores the culture
         finish_turn.fn(user_id, "s", topic.id, "вопрос", "ответ", "мали\x00на", None, queue=True)

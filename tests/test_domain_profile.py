@@ -140,7 +140,7 @@ def test_only_admins_write_to_the_knowledge_base(store: str, user_id: int, env) 
     env(GROVE_ADMIN_IDS="[42]")
     item = enqueue.fn(user_id, None, "вопрос", "ответ", "голубика", "общая консультация")
     with pytest.raises(NotAnAdmin):
-        approve.fn(item, user_id)
+        approve.fn(item, user_id, get_settings().admin_ids)
     import psycopg
 
     with psycopg.connect(store) as conn:

@@ -7,6 +7,7 @@ question's exact command or number comes back even when its vector is the farthe
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 import os
 from collections.abc import Iterator
 
@@ -118,7 +119,7 @@ def test_hybrid_under_a_1_percent_owner_filter_returns_the_full_k(
     assert scores == sorted(scores, reverse=True)
     # The planner's own choice (owner index + exact sort at this size) gives the full list too.
     with grove_settings(retrieval_first_stage="hybrid"):
-        planned = first_stage(user_id, QUESTION, query, K)
+        planned = first_stage(user_id, QUESTION, query, K, get_settings())
     assert len(planned) == K
     assert _owners(pg_url, [f.chunk_id for f in planned]) == {user_id}
 
@@ -133,7 +134,7 @@ def test_text_branch_rescues_the_exact_command_the_vector_order_misses(
     assert TARGET not in {f.text for f in by_vector}
     assert [f.text for f in everything].index(TARGET) == 59  # the farthest of the user's 60
     with grove_settings(retrieval_first_stage="hybrid"):
-        hybrid = first_stage(user_id, QUESTION, query, K)
+        hybrid = first_stage(user_id, QUESTION, query, K, get_settings())
     texts = [f.text for f in hybrid]
     assert TARGET in texts[:2]  # first of the text list, fused with the vector list's first
     assert all(NUMBER not in t for t in texts)  # other owners' chunks with the same terms stay out
@@ -145,15 +146,15 @@ def test_text_branch_rescues_the_exact_command_the_vector_order_misses(
 def test_the_setting_switches_the_first_stage(pg_url: str, crowded: tuple[int, np.ndarray]) -> None:
     user_id, query = crowded
     with grove_settings(retrieval_first_stage="vector"):
-        vector_only = first_stage(user_id, QUESTION, query, K)
+        vector_only = first_stage(user_id, QUESTION, query, K, get_settings())
     with grove_settings(retrieval_first_stage="hybrid"):
-        hybrid = first_stage(user_id, QUESTION, query, K)
+        hybrid = first_stage(user_id, QUESTION, query, K, get_settings())
     assert TARGET not in {f.text for f in vector_only}
     assert all(f.score is None for f in vector_only)
     assert TARGET in {f.text for f in hybrid}
     assert all(f.score is not None for f in hybrid)
     with pytest.raises(ValueError):
-        first_stage(user_id, QUESTION, query, K, mode="bm25")  # type: ignore[arg-type]
+        first_stage(user_id, QUESTION, query, K, get_settings(), mode="bm25")  # type: ignore[arg-type]
 
 
 def test_russian_forms_and_numbers_match(pg_url: str, user_id: int) -> None:
@@ -174,11 +175,11 @@ def test_russian_forms_and_numbers_match(pg_url: str, user_id: int) -> None:
                 " %s, %s, %s, %s)", (document_id, user_id, n, text, str(n), vector))
     try:
         query = _unit(1, rng)[0]
-        top = first_stage(user_id, "Когда обрезать малину?", query, 4, mode="hybrid")
+        top = first_stage(user_id, "Когда обрезать малину?", query, 4, get_settings(), mode="hybrid")
         assert top[0].text == texts[0]
-        top = first_stage(user_id, "Что нового в выпуске 48213?", query, 4, mode="hybrid")
+        top = first_stage(user_id, "Что нового в выпуске 48213?", query, 4, get_settings(), mode="hybrid")
         assert top[0].text == NUMBER
-        assert len(first_stage(user_id, "и в на", query, 4, mode="hybrid")) == 4
+        assert len(first_stage(user_id, "и в на", query, 4, get_settings(), mode="hybrid")) == 4
     finally:
         with psycopg.connect(pg_url) as conn:
             conn.execute("delete from documents where id = %s", (document_id,))

@@ -8,6 +8,7 @@ pending ones) and deleted afterwards, with any knowledge-base pair they became.
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -45,6 +46,11 @@ def admins(env, other_user_id: int, third_user_id: int) -> tuple[int, int]:  # t
     return other_user_id, third_user_id
 
 
+def admin_ids() -> list[int]:
+    """Who the settings name as admins now (the `admins` fixture sets them): what the flows hand the store."""
+    return get_settings().admin_ids
+
+
 def _rows(pg_url: str, sql: str, *params: Any) -> list[dict[str, Any]]:
     with psycopg.connect(pg_url, row_factory=dict_row) as conn:
         return conn.execute(sql, params).fetchall()
@@ -77,22 +83,22 @@ def test_enqueue_stores_a_pending_item(pg_url: str, user_id: int, admins: tuple[
     before = pending_count()
     item = queue("Чем подкормить голубику?", "Кислым удобрением.", "голубика", None)
     assert pending_count() == before + 1
-    stored = get_item(item, admins[0])
+    stored = get_item(item, admins[0], admin_ids())
     assert stored is not None
     assert (stored.user_id, stored.question, stored.answer, stored.culture, stored.category_guess, stored.status,
             stored.editing_by, stored.knowledge_base_id) == \
         (user_id, "Чем подкормить голубику?", "Кислым удобрением.", "голубика", None, "pending", None, None)
-    assert get_item(item + 10**9, admins[0]) is None
+    assert get_item(item + 10**9, admins[0], admin_ids()) is None
 
 
 def test_next_pending_is_the_oldest_and_moves_on_after_a_review(
     pg_url: str, admins: tuple[int, int], queue: Callable[..., int]
 ) -> None:
     first, second = queue("первый"), queue("второй")
-    nxt = next_pending(admins[0])
+    nxt = next_pending(admins[0], admin_ids())
     assert nxt is not None and nxt.id == first
-    assert reject(first, admins[0]).done
-    nxt = next_pending(admins[0])
+    assert reject(first, admins[0], admin_ids()).done
+    nxt = next_pending(admins[0], admin_ids())
     assert nxt is not None and nxt.id == second
 
 
@@ -100,25 +106,25 @@ def test_an_item_being_edited_is_skipped_for_other_admins(
     pg_url: str, admins: tuple[int, int], queue: Callable[..., int]
 ) -> None:
     first, second = queue("первый"), queue("второй")
-    review = start_edit(first, admins[0])
+    review = start_edit(first, admins[0], admin_ids())
     assert review.done and review.item.editing_by == admins[0]
-    mine, theirs = next_pending(admins[0]), next_pending(admins[1])
+    mine, theirs = next_pending(admins[0], admin_ids()), next_pending(admins[1], admin_ids())
     assert mine is not None and mine.id == first
     assert theirs is not None and theirs.id == second
-    edited = item_being_edited(admins[0])
+    edited = item_being_edited(admins[0], admin_ids())
     assert edited is not None and edited.id == first
-    assert item_being_edited(admins[1]) is None
+    assert item_being_edited(admins[1], admin_ids()) is None
 
 
 def test_editing_another_item_lets_go_of_the_first(
     pg_url: str, admins: tuple[int, int], queue: Callable[..., int]
 ) -> None:
     first, second = queue("первый"), queue("второй")
-    start_edit(first, admins[0])
-    assert start_edit(second, admins[0]).done
+    start_edit(first, admins[0], admin_ids())
+    assert start_edit(second, admins[0], admin_ids()).done
     assert _rows(pg_url, "select id, editing_by from moderation_queue where id = any(%s) order by id",
                  [first, second]) == [{"id": first, "editing_by": None}, {"id": second, "editing_by": admins[0]}]
-    edited = item_being_edited(admins[0])
+    edited = item_being_edited(admins[0], admin_ids())
     assert edited is not None and edited.id == second
 
 
@@ -126,11 +132,11 @@ def test_a_refused_edit_keeps_the_item_being_edited(
     pg_url: str, admins: tuple[int, int], queue: Callable[..., int]
 ) -> None:
     editing, reviewed = queue("редактирую"), queue("уже решён")
-    assert reject(reviewed, admins[1]).done
-    assert start_edit(editing, admins[0]).done
-    refused = start_edit(reviewed, admins[0])
+    assert reject(reviewed, admins[1], admin_ids()).done
+    assert start_edit(editing, admins[0], admin_ids()).done
+    refused = start_edit(reviewed, admins[0], admin_ids())
     assert (refused.done, refused.reason) == (False, "rejected")
-    still = item_being_edited(admins[0])
+    still = item_being_edited(admins[0], admin_ids())
     assert still is not None and still.id == editing
 
 
@@ -138,16 +144,16 @@ def test_reject_marks_it_and_a_second_review_is_refused(
     pg_url: str, admins: tuple[int, int], queue: Callable[..., int], embedder: FakeEmbedder
 ) -> None:
     item = queue()
-    start_edit(item, admins[0])
-    done = reject(item, admins[1])
+    start_edit(item, admins[0], admin_ids())
+    done = reject(item, admins[1], admin_ids())
     assert (done.done, done.reason, done.item.status, done.item.editing_by) == (True, None, "rejected", None)
     assert _rows(pg_url, "select reviewer_id, reviewed_at is not null as reviewed from moderation_queue"
                          " where id = %s", item) == [{"reviewer_id": admins[1], "reviewed": True}]
 
-    assert reject(item, admins[0]) == Review(item=done.item, done=False, reason="rejected")
-    late = approve(item, admins[0])
+    assert reject(item, admins[0], admin_ids()) == Review(item=done.item, done=False, reason="rejected")
+    late = approve(item, admins[0], admin_ids())
     assert (late.done, late.reason, late.item.status) == (False, "rejected", "rejected")
-    late_edit = start_edit(item, admins[0])
+    late_edit = start_edit(item, admins[0], admin_ids())
     assert (late_edit.done, late_edit.reason, late_edit.item.editing_by) == (False, "rejected", None)
     assert embedder.texts == []
     assert _rows(pg_url, "select 1 from knowledge_base where moderation_id = %s", item) == []
@@ -159,8 +165,8 @@ def test_approve_writes_the_pair_to_the_knowledge_base(
     pg_url: str, admins: tuple[int, int], queue: Callable[..., int], embedder: FakeEmbedder
 ) -> None:
     item = queue("Как подкормить малину?", "Азотом.", "малина ремонтантная", "подкормка")
-    start_edit(item, admins[0])
-    review = approve(item, admins[0], "  Азотом весной, калием осенью.  ")
+    start_edit(item, admins[0], admin_ids())
+    review = approve(item, admins[0], admin_ids(), "  Азотом весной, калием осенью.  ")
     assert review.done and review.reason is None
     assert (review.item.status, review.item.edited_answer, review.item.editing_by) == \
         ("approved", "  Азотом весной, калием осенью.  ", None)
@@ -171,9 +177,9 @@ def test_approve_writes_the_pair_to_the_knowledge_base(
          "question": "Как подкормить малину?", "answer": "Азотом весной, калием осенью.", "moderation_id": item,
          "approved_by": admins[0], "is_active": True}]
 
-    again = approve(item, admins[1])
+    again = approve(item, admins[1], admin_ids())
     assert (again.done, again.reason, again.item.knowledge_base_id) == (False, "approved", review.item.knowledge_base_id)
-    rejected = reject(item, admins[1])
+    rejected = reject(item, admins[1], admin_ids())
     assert (rejected.done, rejected.reason, rejected.item.status) == (False, "approved", "approved")
     assert len(_rows(pg_url, "select 1 from knowledge_base where moderation_id = %s", item)) == 1
     assert len(embedder.texts) == 1
@@ -183,7 +189,7 @@ def test_approve_without_an_edit_keeps_the_answer(
     pg_url: str, admins: tuple[int, int], queue: Callable[..., int], embedder: FakeEmbedder
 ) -> None:
     item = queue("Когда сажать клубнику?", "В августе.", None, "посадка")
-    review = approve(item, admins[1])
+    review = approve(item, admins[1], admin_ids())
     assert review.done and review.item.edited_answer is None
     assert _rows(pg_url, "select subcategory, answer, approved_by from knowledge_base where moderation_id = %s",
                  item) == [{"subcategory": None, "answer": "В августе.", "approved_by": admins[1]}]
@@ -196,9 +202,9 @@ def test_two_admins_reviewing_one_item_at_once_decide_it_once(
     barrier = threading.Barrier(2)
     reviews: dict[str, Review] = {}
 
-    def review(name: str, act: Callable[[int, int], Review], admin: int) -> None:
+    def review(name: str, act: Callable[[int, int, list[int]], Review], admin: int) -> None:
         barrier.wait(timeout=30)
-        reviews[name] = act(item, admin)
+        reviews[name] = act(item, admin, list(admins))
 
     threads = [threading.Thread(target=review, args=("approve", approve.fn, admins[0])),
                threading.Thread(target=review, args=("reject", reject.fn, admins[1]))]
@@ -221,16 +227,16 @@ def test_reviews_of_an_unknown_item_raise(pg_url: str, admins: tuple[int, int], 
     missing = 2**62
     for act in (approve, reject, start_edit):
         with pytest.raises(LookupError):
-            act.fn(missing, admins[0])
+            act.fn(missing, admins[0], admin_ids())
 
 
 def test_only_admins_review(pg_url: str, user_id: int, admins: tuple[int, int], queue: Callable[..., int]) -> None:
     item = queue()
     for act in (reject, start_edit, get_item):
         with pytest.raises(NotAnAdmin):
-            act.fn(item, user_id)
+            act.fn(item, user_id, admin_ids())
     with pytest.raises(NotAnAdmin):
-        next_pending.fn(user_id)
-    assert item_being_edited(user_id) is None
+        next_pending.fn(user_id, admin_ids())
+    assert item_being_edited(user_id, admin_ids()) is None
     assert _rows(pg_url, "select status, editing_by from moderation_queue where id = %s", item) == [
         {"status": "pending", "editing_by": None}]

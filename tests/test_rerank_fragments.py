@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 import pytest
 
 from nodes.retrieval import rerank_fragments as step
@@ -41,11 +42,12 @@ def test_a_hybrid_score_is_the_first_stages_order_for_the_none_stage() -> None:
     assert [(f.chunk_id, f.score) for f in out] == [(501, 0.04), (502, 0.03), (503, 0.02), (500, 0.01)]
 
 
-def test_without_a_name_the_settings_choose_the_stage(env) -> None:  # type: ignore[no-untyped-def]
+def test_the_stage_the_settings_name_is_the_one_that_orders(env) -> None:  # type: ignore[no-untyped-def]
+    """rag-db-query hands the settings' `reranker` (flows/rag_query.py)."""
     env(GROVE_RERANKER="none")
-    assert [f.chunk_id for f in step.rerank(QUESTION, fragments(), top_k=10)] == [500, 501, 502, 503]
+    assert [f.chunk_id for f in step.rerank(QUESTION, fragments(), 10, get_settings().reranker)] == [500, 501, 502, 503]
     env(GROVE_RERANKER="bm25-fusion")
-    assert [f.chunk_id for f in step.rerank(QUESTION, fragments(), top_k=10)] == [500, 503, 501, 502]
+    assert [f.chunk_id for f in step.rerank(QUESTION, fragments(), 10, get_settings().reranker)] == [500, 503, 501, 502]
 
 
 def test_a_stage_is_built_once_per_process() -> None:
@@ -58,7 +60,6 @@ def test_no_fragments_give_no_fragments() -> None:
     assert step.rerank(QUESTION, [], top_k=10, name="bm25-fusion") == []
 
 
-def test_the_task_reranks_with_the_settings_stage(env) -> None:  # type: ignore[no-untyped-def]
-    env(GROVE_RERANKER="bm25-fusion")
-    out = step.rerank_fragments(QUESTION, fragments(), 3)
+def test_the_task_reranks_with_the_stage_it_is_handed() -> None:
+    out = step.rerank_fragments(QUESTION, fragments(), 3, "bm25-fusion")
     assert [f.chunk_id for f in out] == [500, 503, 501]

@@ -6,6 +6,7 @@ Rows are built at chosen cosine distances from the query, so the seed's examples
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 import uuid
 
 import numpy as np
@@ -73,7 +74,7 @@ class Rows:
     def search(self, category: str, subcategory: str | None, general: str | None, query: np.ndarray,
                family: tuple[str, ...] = ()):
         return unified_snippets(self.name(category), subcategory and self.name(subcategory),
-                                general and self.name(general), query, [self.name(f) for f in family])
+                                general and self.name(general), query, get_settings(), [self.name(f) for f in family])
 
     def cleanup(self) -> None:
         with psycopg.connect(self.url) as conn:

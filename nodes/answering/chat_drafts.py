@@ -84,12 +84,12 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
     fragments: list[Fragment] = []
     judged: float | None = None
     if has_documents(user_id):
-        query = search_query(question, history)
+        query = search_query(question, history, settings.search_followup_words)
         found = search(query, user_id)
         unknown = unknown_things(query, user_id) if found and settings.search_gate_unknown_things else []
-        gate = decide(query, query, found, unknown=unknown)
+        gate = decide(query, query, found, settings=settings, unknown=unknown)
         if gate.unknown and own_wording(question, gate.fragments[:settings.local_answer_fragments]):
-            gate = decide(query, query, found)  # the words the base lacks are the user's, not absent things
+            gate = decide(query, query, found, settings=settings)  # the words the base lacks are the user's, not absent things
         if gate.near:  # close to the question, not close enough to answer from: shown as the nearest,
             shown = gate.fragments[:settings.local_answer_fragments]  # unless the model is sure they answer
             judged = judged_passages(question, shown, settings.local_answer_judge_near, settings)

@@ -12,7 +12,6 @@ from functools import lru_cache
 
 from grove.core.observe import task
 
-from grove.core.settings import get_settings
 from nodes.retrieval.rerankers import Candidate, Reranker, get_reranker
 from nodes.retrieval.retrieve import Fragment
 
@@ -25,15 +24,15 @@ def _reranker(name: str) -> Reranker:
     return get_reranker(name)
 
 
-def rerank(query: str, fragments: list[Fragment], top_k: int, name: str | None = None) -> list[Fragment]:
-    """The top_k fragments in the stage's order, each with its stage score."""
+def rerank(query: str, fragments: list[Fragment], top_k: int, name: str) -> list[Fragment]:
+    """The top_k fragments in the order of the stage `name` (the settings' `reranker`), each with its stage score."""
     with _lock:  # one load per process, even when branches race
-        stage = _reranker(name or get_settings().reranker)
+        stage = _reranker(name)
     by_id = {str(f.chunk_id): f for f in fragments}
     ranked = stage.rerank(query, [Candidate(str(f.chunk_id), f.text, f.distance, f.score) for f in fragments], top_k)
     return [by_id[r.id].model_copy(update={"score": r.score}) for r in ranked]
 
 
 @task(name="rerank")
-def rerank_fragments(query: str, fragments: list[Fragment], top_k: int) -> list[Fragment]:
-    return rerank(query, fragments, top_k)
+def rerank_fragments(query: str, fragments: list[Fragment], top_k: int, reranker: str) -> list[Fragment]:
+    return rerank(query, fragments, top_k, reranker)

@@ -20,7 +20,8 @@ from pydantic import BaseModel
 
 from grove.store.db import Connection, transaction
 from grove.core.observe import task
-from grove.core.settings import get_settings
+from grove.core.answering_settings import AnsweringSettings
+from grove.core.settings import Settings
 from nodes.retrieval.sources import document_label
 
 
@@ -51,6 +52,9 @@ class Fragment(BaseModel):
         return self.model_copy(update={"text": text})
 
 
+EF_SEARCH: int = AnsweringSettings.model_fields["hnsw_ef_search"].default
+"""pgvector's `hnsw.ef_search` where a search is handed none: the settings' default (a turn hands its own)."""
+
 _SEARCH = """
 with candidates as materialized (
     select id, document_id, chunk_text, source_type, source_identifier, title, page,
@@ -64,16 +68,15 @@ select * from candidates order by distance + 0
 """
 
 
-def set_hnsw_scan(conn: Connection, ef_search: int | None,
+def set_hnsw_scan(conn: Connection, ef_search: int,
                   iterative_scan: Literal["off", "relaxed_order", "strict_order"]) -> None:
-    """pgvector's scan settings for this transaction only (ef_search from settings when None)."""
-    conn.execute("select set_config('hnsw.ef_search', %s, true)",
-                 (str(ef_search or get_settings().hnsw_ef_search),))
+    """pgvector's scan settings for this transaction only."""
+    conn.execute("select set_config('hnsw.ef_search', %s, true)", (str(ef_search),))
     conn.execute("select set_config('hnsw.iterative_scan', %s, true)", (iterative_scan,))
 
 
 def search_in(conn: Connection, owner_id: int, query_vector: Sequence[float] | np.ndarray,
-              k: int, *, iterative: bool = True, ef_search: int | None = None) -> list[Fragment]:
+              k: int, *, iterative: bool = True, ef_search: int = EF_SEARCH) -> list[Fragment]:
     """The search on a given connection, inside its transaction (settings are transaction-local).
 
     For a very selective owner the planner may prefer the owner index and an exact sort,
@@ -203,7 +206,7 @@ def text_queries(question: str) -> tuple[str, str]:
 
 def hybrid_search_in(conn: Connection, owner_id: int, query_text: str,
                      query_vector: Sequence[float] | np.ndarray, k: int, *, pool: int | None = None,
-                     iterative: bool = True, ef_search: int | None = None,
+                     iterative: bool = True, ef_search: int = EF_SEARCH,
                      rrf_k: float = RRF_K, vector_weight: float = VECTOR_WEIGHT,
                      text_weight: float = TEXT_WEIGHT) -> list[Fragment]:
     """The hybrid query on a given connection, inside its transaction.
@@ -229,18 +232,19 @@ def hybrid_search_in(conn: Connection, owner_id: int, query_text: str,
 
 
 def first_stage(owner_id: int, query_text: str, query_vector: Sequence[float] | np.ndarray, k: int,
-                mode: FirstStage | None = None) -> list[Fragment]:
-    """This owner's k candidates for the question, by the configured first stage."""
-    mode = mode or get_settings().retrieval_first_stage
+                settings: Settings, mode: FirstStage | None = None) -> list[Fragment]:
+    """This owner's k candidates for the question, by the first stage the settings name (or `mode`)."""
+    mode = mode or settings.retrieval_first_stage
     with transaction() as conn:
         if mode == "hybrid":
-            return hybrid_search_in(conn, owner_id, query_text, query_vector, k)
+            return hybrid_search_in(conn, owner_id, query_text, query_vector, k, ef_search=settings.hnsw_ef_search)
         if mode == "vector":
-            return search_in(conn, owner_id, query_vector, k)
+            return search_in(conn, owner_id, query_vector, k, ef_search=settings.hnsw_ef_search)
     raise ValueError(f"unknown first stage {mode!r} (expected 'hybrid' or 'vector')")
 
 
 @task(name="candidate-search", retries=2, retry_delay_seconds=1)
-def candidate_search(owner_id: int, query_text: str, query_vector: list[float], k: int) -> list[Fragment]:
+def candidate_search(owner_id: int, query_text: str, query_vector: list[float], k: int,
+                     settings: Settings) -> list[Fragment]:
     """The first stage of rag-db-query: the k candidates a rerank stage then orders."""
-    return first_stage(owner_id, query_text, query_vector, k)
+    return first_stage(owner_id, query_text, query_vector, k, settings)

@@ -19,7 +19,7 @@ from grove.core.observe import task
 from pydantic import BaseModel
 
 from grove.store.db import transaction
-from grove.core.settings import get_settings
+from grove.core.settings import Settings
 from nodes.store.chat_history import ChatMessage
 from nodes.retrieval.base_vocabulary import everyday
 from nodes.retrieval.lexical import share_found, term_set
@@ -71,7 +71,7 @@ class GateDecision(BaseModel):
     unknown: list[str] = []  # things the question names that the base never mentions (they shut the gate)
 
 
-def decide(question: str, query: str, fragments: list[Fragment], *, score_name: str | None = None,
+def decide(question: str, query: str, fragments: list[Fragment], *, settings: Settings, score_name: str | None = None,
            threshold: float | None = None, near: float | None = None,
            unknown: list[str] | None = None) -> GateDecision:
     """Score the search's result; the fragments pass to the model when the score clears the threshold
@@ -96,7 +96,6 @@ def decide(question: str, query: str, fragments: list[Fragment], *, score_name: 
     holds most of the question's other words: the user said in their own words what the passage
     says in the manual's. Over the 12 development sets of bench/answerability.py this opened 7 of
     the 49 answerable questions the unknown things shut, and none of the 140 silent ones."""
-    settings = get_settings()
     gate = GATE_SCORES[score_name or settings.search_gate_score]
     limit = settings.search_gate_threshold if threshold is None else threshold
     edge = settings.search_gate_near if near is None else near
@@ -127,10 +126,11 @@ def has_documents(owner_id: int) -> bool:
 _FOLLOWUP_START = re.compile(r"^\W*(а|и|ну|но|тогда|а если|а как|а что)\b", re.IGNORECASE)
 
 
-def search_query(question: str, history: Sequence[ChatMessage]) -> str:
-    """The question; a very short follow-up («А на Windows?») together with the question before it."""
+def search_query(question: str, history: Sequence[ChatMessage], followup_words: int) -> str:
+    """The question; a very short follow-up («А на Windows?», at most `followup_words`, the settings'
+    `search_followup_words`) together with the question before it."""
     previous = next((m.content for m in reversed(history) if m.role == "user"), None)
-    short = len(question.split()) <= get_settings().search_followup_words
+    short = len(question.split()) <= followup_words
     asks = "?" in question or bool(_FOLLOWUP_START.search(question))
     if previous and short and asks:
         return f"{previous} {question}"

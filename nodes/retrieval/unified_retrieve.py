@@ -21,8 +21,8 @@ from grove.core.runs import run_logger
 from pydantic import BaseModel
 
 from grove.store.db import Connection, transaction
-from grove.core.settings import get_settings
-from nodes.retrieval.retrieve import set_hnsw_scan
+from grove.core.settings import Settings
+from nodes.retrieval.retrieve import EF_SEARCH, set_hnsw_scan
 from nodes.retrieval.sources import document_label
 
 log = logging.getLogger(__name__)
@@ -92,7 +92,7 @@ select * from nearest where distance < %(threshold)s order by distance
 
 def kb_search(conn: Connection, category: str, subcategory: str | None,
               query: np.ndarray, limit: int, threshold: float, *, family: Sequence[str] | None = None,
-              iterative: bool = True, ef_search: int | None = None) -> list[Snippet]:
+              iterative: bool = True, ef_search: int = EF_SEARCH) -> list[Snippet]:
     """Pairs of the category: of `subcategory` when given; of `family` or of no culture when given."""
     set_hnsw_scan(conn, ef_search, "strict_order" if iterative else "off")
     rows = conn.execute(_KB_SEARCH, {"query": query, "category": category, "subcategory": subcategory,
@@ -105,7 +105,7 @@ def kb_search(conn: Connection, category: str, subcategory: str | None,
 
 def chunks_search(conn: Connection, subcategory: str, query: np.ndarray, limit: int,
                   threshold: float, *, owner_id: int = LIBRARY_OWNER, iterative: bool = True,
-                  ef_search: int | None = None) -> list[Snippet]:
+                  ef_search: int = EF_SEARCH) -> list[Snippet]:
     set_hnsw_scan(conn, ef_search, "strict_order" if iterative else "off")
     rows = conn.execute(_CHUNKS_SEARCH, {"query": query, "owner": owner_id, "subcategory": subcategory,
                                          "limit": limit, "threshold": threshold}, prepare=False).fetchall()
@@ -122,32 +122,35 @@ class Retrieval(BaseModel):
 
 
 def unified_snippets(category: str, subcategory: str | None, general_subcategory: str | None,
-                     query_vector: Sequence[float] | np.ndarray, family: Sequence[str] = ()) -> Retrieval:
+                     query_vector: Sequence[float] | np.ndarray, settings: Settings,
+                     family: Sequence[str] = ()) -> Retrieval:
     """Both tiers, merged by the module's rule; `trace` says what was searched and found (seed 002's log).
 
     `family`: the labels of the question's crop (general culture, varieties) whose pairs the
     tier-1 fallback may use besides pairs without a culture. With no `subcategory` at all the
     seed's fallback is the whole category and so is this search.
     """
-    settings = get_settings()
+    scan = settings.hnsw_ef_search
     query = np.asarray(query_vector, dtype=np.float32)
     trace: list[str] = []
     with transaction() as conn:
-        qa = kb_search(conn, category, subcategory, query, settings.qa_limit, settings.qa_distance_threshold)
+        qa = kb_search(conn, category, subcategory, query, settings.qa_limit, settings.qa_distance_threshold,
+                       ef_search=scan)
         trace.append(f"уровень 1: category={category} subcategory={subcategory}: {len(qa)}")
         if not qa and subcategory is not None:
             kin = [label for label in family if label != subcategory]
             qa = kb_search(conn, category, None, query, settings.qa_limit, settings.qa_distance_threshold,
-                           family=kin)
+                           family=kin, ef_search=scan)
             trace.append(f"уровень 1, та же культура ({', '.join(kin) or '—'}) или без subcategory: {len(qa)}")
         documents: list[Snippet] = []
         if subcategory:
-            exact = chunks_search(conn, subcategory, query, settings.doc_limit, settings.doc_distance_threshold)
+            exact = chunks_search(conn, subcategory, query, settings.doc_limit, settings.doc_distance_threshold,
+                                  ef_search=scan)
             trace.append(f"уровень 2: subcategory={subcategory}: {len(exact)}")
             general: list[Snippet] = []
             if general_subcategory and general_subcategory != subcategory:
                 general = chunks_search(conn, general_subcategory, query, settings.doc_limit,
-                                        settings.doc_distance_threshold)
+                                        settings.doc_distance_threshold, ef_search=scan)
                 trace.append(f"уровень 2, общая культура {general_subcategory}: {len(general)}")
             ranked = sorted([(s.distance, 0, s) for s in exact] + [(s.distance, 1, s) for s in general],
                             key=lambda item: item[:2])
@@ -161,9 +164,10 @@ def unified_snippets(category: str, subcategory: str | None, general_subcategory
 
 @task(name="retrieve-unified-snippets", retries=2, retry_delay_seconds=1)
 def retrieve_unified_snippets(category: str, subcategory: str | None, general_subcategory: str | None,
-                              query_vector: list[float], family: list[str] | None = None) -> Retrieval:
+                              query_vector: list[float], settings: Settings,
+                              family: list[str] | None = None) -> Retrieval:
     """Tier 1 and tier 2 with their fallbacks; the trace goes to the run's log."""
-    result = unified_snippets(category, subcategory, general_subcategory, query_vector, family or ())
+    result = unified_snippets(category, subcategory, general_subcategory, query_vector, settings, family or ())
     logger = run_logger()
     for line in result.trace:
         logger.info(line)

@@ -10,13 +10,13 @@ transaction as the status change: it is searchable as tier 1 at once.
 from __future__ import annotations
 
 from datetime import datetime
+from collections.abc import Collection
 from typing import Any
 
 from grove.core.observe import task
 from pydantic import BaseModel
 
 from grove.store.db import Connection, transaction
-from grove.core.settings import get_settings
 from nodes.store.document_store import vector_text
 from grove.core.domain_profile import active_profile
 from nodes.embedding.embedder import get_embedder
@@ -47,12 +47,13 @@ class Review(BaseModel):
     reason: str | None = None
 
 
-def is_admin(user_id: int) -> bool:
-    return user_id in get_settings().admin_ids
+def is_admin(user_id: int, admins: Collection[int]) -> bool:
+    """Whether the user is among `admins` (the settings' `admin_ids`, handed in by the flow)."""
+    return user_id in admins
 
 
-def require_admin(user_id: int) -> None:
-    if not is_admin(user_id):
+def require_admin(user_id: int, admins: Collection[int]) -> None:
+    if not is_admin(user_id, admins):
         raise NotAnAdmin(f"user {user_id} is not a moderator")
 
 
@@ -99,9 +100,9 @@ def _not_pending(conn: Connection, item_id: int) -> Review:
 
 
 @task(name="next-moderation-item", retries=2, retry_delay_seconds=1)
-def next_pending(reviewer_id: int) -> ModerationItem | None:
+def next_pending(reviewer_id: int, admins: Collection[int]) -> ModerationItem | None:
     """The oldest pending item nobody else is editing."""
-    require_admin(reviewer_id)
+    require_admin(reviewer_id, admins)
     with transaction() as conn:
         return _item(conn.execute(
             "select * from moderation_queue where status = 'pending'"
@@ -110,8 +111,8 @@ def next_pending(reviewer_id: int) -> ModerationItem | None:
 
 
 @task(name="get-moderation-item", retries=2, retry_delay_seconds=1)
-def get_item(item_id: int, reviewer_id: int) -> ModerationItem | None:
-    require_admin(reviewer_id)
+def get_item(item_id: int, reviewer_id: int, admins: Collection[int]) -> ModerationItem | None:
+    require_admin(reviewer_id, admins)
     with transaction() as conn:
         return _item(conn.execute("select * from moderation_queue where id = %s", (item_id,)).fetchone())
 
@@ -125,9 +126,9 @@ def pending_count() -> int:
 
 
 @task(name="approve-answer", retries=2, retry_delay_seconds=1)
-def approve(item_id: int, reviewer_id: int, edited_answer: str | None = None) -> Review:
+def approve(item_id: int, reviewer_id: int, admins: Collection[int], edited_answer: str | None = None) -> Review:
     """Write the (possibly edited) pair to knowledge_base with its embedding; mark the item approved."""
-    require_admin(reviewer_id)
+    require_admin(reviewer_id, admins)
     with transaction() as conn:
         item = _item(conn.execute("select * from moderation_queue where id = %s", (item_id,)).fetchone())
     if item is None:
@@ -157,8 +158,8 @@ def approve(item_id: int, reviewer_id: int, edited_answer: str | None = None) ->
 
 
 @task(name="reject-answer", retries=2, retry_delay_seconds=1)
-def reject(item_id: int, reviewer_id: int) -> Review:
-    require_admin(reviewer_id)
+def reject(item_id: int, reviewer_id: int, admins: Collection[int]) -> Review:
+    require_admin(reviewer_id, admins)
     with transaction() as conn:
         return _while_pending(conn, item_id,
                               "update moderation_queue set status = 'rejected', reviewer_id = %s,"
@@ -166,9 +167,9 @@ def reject(item_id: int, reviewer_id: int) -> Review:
 
 
 @task(name="start-editing", retries=2, retry_delay_seconds=1)
-def start_edit(item_id: int, reviewer_id: int) -> Review:
+def start_edit(item_id: int, reviewer_id: int, admins: Collection[int]) -> Review:
     """Mark the item as being edited by this admin; their next message is the new answer."""
-    require_admin(reviewer_id)
+    require_admin(reviewer_id, admins)
     with transaction() as conn:
         review = _while_pending(conn, item_id, "update moderation_queue set editing_by = %s", (reviewer_id,))
         if review.done:  # a refused press (the item was reviewed meanwhile) keeps the edit in progress
@@ -178,9 +179,9 @@ def start_edit(item_id: int, reviewer_id: int) -> Review:
 
 
 @task(name="item-being-edited", retries=2, retry_delay_seconds=1)
-def item_being_edited(reviewer_id: int) -> ModerationItem | None:
+def item_being_edited(reviewer_id: int, admins: Collection[int]) -> ModerationItem | None:
     """The pending item this admin pressed «edit» on, if any (checked for every admin message)."""
-    if not is_admin(reviewer_id):
+    if not is_admin(reviewer_id, admins):
         return None
     with transaction() as conn:
         return _item(conn.execute(

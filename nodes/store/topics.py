@@ -12,7 +12,6 @@ from grove.core.observe import task
 from pydantic import BaseModel
 
 from grove.store.db import Connection, transaction
-from grove.core.settings import get_settings
 
 
 class Topic(BaseModel):
@@ -26,9 +25,10 @@ class Topic(BaseModel):
 
 
 @task(name="open-topic", retries=2, retry_delay_seconds=1)
-def open_topic(user_id: int, session_id: str, category: str) -> Topic:
-    """The user's open topic in this session, or a new one when none is open (idle ones close)."""
-    idle = get_settings().topic_idle_minutes
+def open_topic(user_id: int, session_id: str, category: str, idle_minutes: int) -> Topic:
+    """The user's open topic in this session, or a new one when none is open (one idle for `idle_minutes`,
+    the settings' `topic_idle_minutes`, closes)."""
+    idle = idle_minutes
     with transaction() as conn:
         conn.execute("select pg_advisory_xact_lock(hashtextextended('grove.topics:' || %s::text, 0))",
                      (user_id,))
