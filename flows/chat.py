@@ -59,12 +59,12 @@ class ChatAnswer(BaseModel):
 
 
 @flow(name="chat", flow_run_name="chat-user{user_id}")
-def chat(question: str, user_id: int, session_id: str, show: Show | None = None) -> ChatAnswer:
-    # «ещё раз» right after a turn left unanswered: that turn's question is this turn's question —
-    # searched, answered and stored in its place; otherwise it is a message like any other.
+def chat(question: str, user_id: int, session_id: str, show: Show | None = None,
+         settings: Settings | None = None) -> ChatAnswer:
+    settings = settings or get_settings()  # handed by the turn; a run Prefect starts reads the process's
+    # «ещё раз» right after a turn left unanswered: that turn's question is this turn's question.
     retried = unanswered_turn(user_id, session_id) if is_retry_request(question) else None
     question = retried.question if retried is not None else question
-    settings = get_settings()
     history = load_history(user_id, session_id, pairs=settings.history_pairs)
     policy = prepare_turn(question, history, settings)
     try:
@@ -77,12 +77,10 @@ def chat(question: str, user_id: int, session_id: str, show: Show | None = None)
         return planned
     local = endpoint_of(settings).is_local
     try:
-        draft = (local_draft if local else remote_draft)(question, user_id, history, policy, rag_db_query, settings,
-                                                         show)
+        draft = (local_draft if local else remote_draft)(question, user_id, history, policy, rag_db_query, settings, show)
     except Stopped:  # «Стоп» before anything was on screen
         keep_pair(user_id, session_id, question, texts.ANSWER_STOPPED, retried)
-        report_turn("chat", user_id, [*policy.signal_names, "stopped_by_user"], policy.guards,
-                    ["the user stopped the answer"])
+        report_turn("chat", user_id, [*policy.signal_names, "stopped_by_user"], policy.guards, ["the user stopped the answer"])
         return ChatAnswer(text=texts.ANSWER_STOPPED, signals=policy.signal_names, guards=policy.guards)
     except LLMError as exc:
         log.error("no answer for user %s: %s", user_id, exc)

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from flows import texts
 from flows.consultation_turn import Asked, ask_consultation_llm, library_snippets, queue_refusal
 from grove.core.messages import Button
-from grove.core.settings import get_settings
+from grove.core.settings import Settings, get_settings
 from nodes.answering.answer_prompt import TEMPLATE
 from nodes.answering.consultation_prompt import (
     is_clarification_question,
@@ -62,7 +62,7 @@ class ConsultationAnswer(BaseModel):
 
 
 def _final(profile: DomainProfile, context: ConsultationContext, question: str, culture: str,
-           asked: Asked, signals: list[str], guards: list[str] | None = None,
+           asked: Asked, settings: Settings, signals: list[str], guards: list[str] | None = None,
            root: str | None = None) -> ConsultationAnswer:
     """A final answer: logged in the topic's history, queued for moderation when it passes
     `queue_refusal` — a follow-up together with its `root` question, the answer without its block."""
@@ -77,7 +77,7 @@ def _final(profile: DomainProfile, context: ConsultationContext, question: str, 
         asked.trace.append(f"не в очередь модерации: {refusal}")
     moderation_id = finish_turn(context.user_id, context.session_id, context.topic_id, question, asked.text,
                                 culture, profile.category, queue=refusal is None,
-                                keep=2 * get_settings().history_pairs,
+                                keep=2 * settings.history_pairs,
                                 queued_question=f"{root}\n(уточнение: {question})" if root else None,
                                 queued_answer=asked.body)
     return ConsultationAnswer(text=asked.text, kind="answer", culture=culture, question=question,
@@ -127,7 +127,8 @@ def _variety_question(profile: DomainProfile, context: ConsultationContext, turn
                               culture=context.culture, question=context.root_question, signals=signals)
 
 
-def _current_topic(profile: DomainProfile, question: str, user_id: int, session_id: str) -> tuple[Topic, bool]:
+def _current_topic(profile: DomainProfile, question: str, user_id: int, session_id: str,
+                   idle_minutes: int) -> tuple[Topic, bool]:
     """The open topic and whether the question is a follow-up in it (seed 000 "Управление контекстом").
 
     Follow-up: the topic is open, its culture known (and not «не определено»), it already has
@@ -136,14 +137,14 @@ def _current_topic(profile: DomainProfile, question: str, user_id: int, session_
     or a question of its own naming none («Чем опрыскивать кусты весной?») — closes the topic and
     opens a new one: a crop is never inherited by a question that does not lean on the topic.
     """
-    topic = open_topic(user_id, session_id, profile.category, get_settings().topic_idle_minutes)
+    topic = open_topic(user_id, session_id, profile.category, idle_minutes)
     if topic.culture is None or topic.message_count == 0 or profile.case_of(topic.culture) == "unclear":
         return topic, False  # an unclear culture is worth classifying again, unlike the seed
     named = profile.crops_named(question)
     if named == [profile.crop_of(topic.culture)] or (not named and IntentRegistry.of(profile).elliptical(question)):
         return topic, True
     close_topic(topic.id)
-    return open_topic(user_id, session_id, profile.category, get_settings().topic_idle_minutes), False
+    return open_topic(user_id, session_id, profile.category, idle_minutes), False
 
 
 def _off_domain(profile: DomainProfile, question: str, user_id: int, session_id: str) -> ConsultationAnswer:
@@ -154,12 +155,12 @@ def _off_domain(profile: DomainProfile, question: str, user_id: int, session_id:
                               question=question, signals=["off_domain"])
 
 
-def new_question(profile: DomainProfile, question: str, user_id: int, session_id: str,
-                 show: Show | None = None) -> ConsultationAnswer:
+def new_question(profile: DomainProfile, question: str, user_id: int, session_id: str, show: Show | None,
+                 settings: Settings) -> ConsultationAnswer:
     intents = IntentRegistry.of(profile)
     if intents.off_domain(profile, question):
         return _off_domain(profile, question, user_id, session_id)
-    topic, followup = _current_topic(profile, question, user_id, session_id)
+    topic, followup = _current_topic(profile, question, user_id, session_id, settings.topic_idle_minutes)
     signals = ["followup"] if followup else []
     search_text = previous = None
     if followup:
@@ -167,7 +168,7 @@ def new_question(profile: DomainProfile, question: str, user_id: int, session_id
         previous = last_question(topic.id)
         search_text = f"{previous} {question}" if previous else None
     else:
-        culture = detect_culture_name(question, profile, get_settings()).culture
+        culture = detect_culture_name(question, profile, settings).culture
         set_topic_culture(topic.id, culture)
     context = ConsultationContext(category=profile.category, root_question=question, culture=culture,
                                   topic_id=topic.id, session_id=session_id, user_id=user_id)
@@ -179,7 +180,7 @@ def new_question(profile: DomainProfile, question: str, user_id: int, session_id
         return _final(profile, context, question, culture,
                       ask_consultation_llm(profile, question, culture, "grounded", user_id, session_id,
                                            search_text, [Signal(name="followup")] if followup else None,
-                                           topic_id=topic.id, show=show),
+                                           topic_id=topic.id, show=show), settings,
                       signals=signals, root=previous if followup else None)
     # An unclear question is first searched in the library's general part («общая информация»):
     # a documented answer beats a question back. With nothing there, the small local model asks
@@ -194,9 +195,9 @@ def new_question(profile: DomainProfile, question: str, user_id: int, session_id
     if snippets:
         return _final(profile, context, question, culture,
                       ask_consultation_llm(profile, question, culture, "grounded", user_id, session_id,
-                                           retrieved=(snippets, trace), topic_id=topic.id, show=show),
+                                           retrieved=(snippets, trace), topic_id=topic.id, show=show), settings,
                       signals=signals)
-    if endpoint_of(get_settings()).is_local:
+    if endpoint_of(settings).is_local:
         return _ask_culture(profile, context, signals, trace)
     asked = ask_consultation_llm(profile, question, culture, "clarify", user_id, session_id, topic_id=topic.id,
                                  show=show)
@@ -205,34 +206,34 @@ def new_question(profile: DomainProfile, question: str, user_id: int, session_id
         log_turn(user_id, session_id, topic.id, question, asked.text)
         return ConsultationAnswer(text=asked.text, kind="clarification", culture=culture, question=question,
                                   signals=list(dict.fromkeys(signals + asked.signals)), guards=asked.guards)
-    return _final(profile, context, question, culture, asked, signals=signals)
+    return _final(profile, context, question, culture, asked, settings, signals=signals)
 
 
-def variety_answer(profile: DomainProfile, state: ConsultationState, answer: str,
-                   show: Show | None = None) -> ConsultationAnswer:
+def variety_answer(profile: DomainProfile, state: ConsultationState, answer: str, show: Show | None,
+                   settings: Settings) -> ConsultationAnswer:
     """Handler 1 of seed 000: map «летняя» / «НСД» / …, else classify root + answer again."""
     context = state.context
     assert context is not None
     culture = profile.map_variety(context.culture, answer)
     signals = ["variety:mapped" if culture else "variety:reclassified"]
     if culture is None:
-        guess = detect_culture_name(f"{context.root_question} {answer}", profile, get_settings()).culture
+        guess = detect_culture_name(f"{context.root_question} {answer}", profile, settings).culture
         culture = guess if profile.case_of(guess) == "specific" else context.culture
     if context.topic_id is not None:
         set_topic_culture(context.topic_id, culture)
     question = f"{context.root_question} ({answer})"
     asked = ask_consultation_llm(profile, question, culture, "grounded", context.user_id, context.session_id,
                                  topic_id=context.topic_id, show=show)
-    return _final(profile, context, question, culture, asked, signals=signals)
+    return _final(profile, context, question, culture, asked, settings, signals=signals)
 
 
-def clarification_answer(profile: DomainProfile, state: ConsultationState, answer: str,
-                         show: Show | None = None) -> ConsultationAnswer:
+def clarification_answer(profile: DomainProfile, state: ConsultationState, answer: str, show: Show | None,
+                         settings: Settings) -> ConsultationAnswer:
     """Handler 2 of seed 000: classify root + answer; still unclear / general / specific."""
     context = state.context
     assert context is not None
     combined = f"{context.root_question} {answer}"
-    culture = detect_culture_name(combined, profile, get_settings()).culture
+    culture = detect_culture_name(combined, profile, settings).culture
     if context.topic_id is not None:
         set_topic_culture(context.topic_id, culture)
     case = profile.case_of(culture)
@@ -243,14 +244,14 @@ def clarification_answer(profile: DomainProfile, state: ConsultationState, answe
     if case == "specific":
         asked = ask_consultation_llm(profile, combined, culture, "grounded", context.user_id, context.session_id,
                                      topic_id=context.topic_id, show=show)
-        return _final(profile, context, combined, culture, asked, signals=signals)
-    if state.turns >= get_settings().consultation_max_clarifications:
+        return _final(profile, context, combined, culture, asked, settings, signals=signals)
+    if state.turns >= settings.consultation_max_clarifications:
         # Stall guard: the user has been asked enough; answer as well as possible and leave the loop.
         asked = ask_consultation_llm(profile, combined, culture, "best_general", context.user_id,
                                      context.session_id, topic_id=context.topic_id, show=show)
         if asked.failed or asked.fallback or is_clarification_question(asked.body):
             return _cannot_tell(profile, context, combined, culture, signals, asked.trace)
-        return _final(profile, context, combined, culture, asked, signals=signals, guards=["stall"])
+        return _final(profile, context, combined, culture, asked, settings, signals=signals, guards=["stall"])
     # Unlike the seed (state unchanged), the answers accumulate: each one may carry a hint.
     save_state(context.user_id, State.WAITING_CLARIFICATION,
                context.model_copy(update={"root_question": combined}), state.turns + 1)
@@ -275,15 +276,18 @@ def _report(user_id: int, state: str | None, result: ConsultationAnswer) -> None
 
 # What answers a message while the user's consultation waits for something (states as data, as
 # python-telegram-bot's ConversationHandler declares them); a user in no state asks a new question.
-# Each is handed the turn's draft (`show`), which the model's answer is written into.
-WAITING: dict[State, Callable[[DomainProfile, ConsultationState, str, Show | None], ConsultationAnswer]] = {
+# Each is handed the turn's draft (`show`), which the model's answer is written into, and its settings.
+WAITING: dict[State, Callable[[DomainProfile, ConsultationState, str, Show | None, Settings], ConsultationAnswer]] = {
     State.WAITING_VARIETY: variety_answer,
     State.WAITING_CLARIFICATION: clarification_answer,
 }
 
 
 @flow(name="consultation", flow_run_name="consultation-user{user_id}")
-def consultation(question: str, user_id: int, session_id: str, show: Show | None = None) -> ConsultationAnswer:
+def consultation(question: str, user_id: int, session_id: str, show: Show | None = None,
+                 settings: Settings | None = None) -> ConsultationAnswer:
+    """Seeds 000 and 002: a consultation turn; `settings` as the chat flow's (flows/chat.py)."""
+    settings = settings or get_settings()
     profile = active_profile()
     if profile is None:
         raise RuntimeError("the consultation flow needs a domain profile (GROVE_DOMAIN_PROFILE)")
@@ -292,8 +296,8 @@ def consultation(question: str, user_id: int, session_id: str, show: Show | None
         clear_state(user_id)  # a clarification from a cleaned session does not leak into the new one
         state = ConsultationState(user_id=user_id, state=None, context=None)
     waiting = WAITING.get(state.state) if state.state is not None else None
-    result = (waiting(profile, state, question, show) if waiting is not None
-              else new_question(profile, question, user_id, session_id, show))
+    result = (waiting(profile, state, question, show, settings) if waiting is not None
+              else new_question(profile, question, user_id, session_id, show, settings))
     record_turn(user_id, "consultation", TEMPLATE, result.signals, result.guards,
                 {"kind": result.kind, "culture": result.culture, "state_before": state.state,
                  "fragments": len(result.snippets)})

@@ -175,6 +175,42 @@ def test_process_global_state_lives_only_in_the_named_places() -> None:
     assert set(GLOBAL_STATE) - found == set(), "a place no longer holds global state: drop it from the list"
 
 
+# Nodes are handed the settings (or the values) they use by the flow that calls them; the ones that
+# still read the process's settings themselves, each with why. A new one is a step back, made here on purpose.
+NODES_READING_SETTINGS = {
+    "nodes/answering/model_speed.py": "the local model's measured speed starts from the settings' guess, once",
+    "nodes/answering/quote.py": "the configured quote selector, the default of every `select_quote`",
+    "nodes/answering/token_budget.py": "the vocabulary the tokens are counted in: the model the settings name",
+    "nodes/embedding/embedder.py": "the embedding model, loaded once per process from the settings",
+    "nodes/embedding/embedding_runtime.py": "the embedding runtime chosen for this CPU, once per process",
+    "nodes/ingestion/chunk_document.py": "ingestion: not handed its settings yet",
+    "nodes/ingestion/fetch_url.py": "ingestion: not handed its settings yet",
+    "nodes/ingestion/formats/pdf.py": "ingestion: not handed its settings yet",
+    "nodes/ingestion/media/audio.py": "ingestion: not handed its settings yet",
+    "nodes/ingestion/ocr.py": "ingestion: not handed its settings yet",
+    "nodes/ingestion/parse_files.py": "ingestion: not handed its settings yet",
+    "nodes/ingestion/transcribe.py": "the speech model, loaded once per process from the settings",
+    "nodes/ingestion/voice_question.py": "ingestion: not handed its settings yet",
+    "nodes/ingestion/web/download.py": "ingestion: takes settings, falls back to the process's",
+    "nodes/ingestion/web/guard.py": "ingestion: takes settings, falls back to the process's",
+    "nodes/telegram/files.py": "the download's size limit: not handed yet",
+    "nodes/telegram/stream.py": "the draft's edit pace: not handed yet",
+}
+
+
+def _reads_settings(path: Path) -> bool:
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "get_settings"
+               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))))
+
+
+def test_nodes_are_handed_their_settings() -> None:
+    """The answering, retrieval and store nodes read no settings of their own: their flow hands them
+    (`settings`, a value, or a client built from them). The nodes that still do are named above."""
+    found = {str(p.relative_to(ROOT)) for p in _modules("nodes") if _reads_settings(p)}
+    assert found - set(NODES_READING_SETTINGS) == set()
+    assert set(NODES_READING_SETTINGS) - found == set(), "a node no longer reads the settings: drop it from the list"
+
+
 def test_the_chat_flow_reads_as_a_turn() -> None:
     """flows/chat.py is the turn top to bottom; its drafts and prompts live in nodes/answering/."""
     assert len((ROOT / "flows" / "chat.py").read_text(encoding="utf-8").splitlines()) < 150

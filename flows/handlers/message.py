@@ -69,7 +69,7 @@ def chat_branch(update: IncomingUpdate, state: UserState, sender: Sender) -> lis
             streaming(update.origin, update.chat_id, sender.drafts(), update.user_id) as draft:
         try:
             answer = answering_flow()(question.text, update.user_id, state.session_id,
-                                      show=draft.show if draft else None)
+                                      show=draft.show if draft else None, settings=settings)
         except Stopped:  # «Стоп» in a flow that keeps nothing of a stopped answer (consultation, plans)
             return [Reply(chat_id=update.chat_id, text=texts.ANSWER_STOPPED,
                           replaces_message_id=draft.message_id if draft else None)]
