@@ -139,6 +139,32 @@ def test_a_question_in_the_near_band_gets_the_nearest_passages_and_no_model_answ
     assert answer.text == f"{GENERAL_LEAD}\n\nПодкормите малину комплексным удобрением."
 
 
+def test_past_the_near_band_a_question_whose_passages_the_model_is_sure_answer_is_drafted_from_them(
+        store: str, local: ScriptedLLM, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
+    """Issue 37 (sets AQ, AR): asked in the user's own words, a question sat far from the passage that answers
+    it (the gate shut) and got «В ваших документах этого нет» over a general answer. Judged sure to be
+    answered, the passages are drafted from; judged less, the general answer stands; a greeting is not judged."""
+    index(user_id, "малина.pdf", RASPBERRY)
+    env(GROVE_SEARCH_GATE_THRESHOLD="0.0", GROVE_SEARCH_GATE_NEAR="0.0")  # everything found is far
+    local.judge = 0.9
+    local.script(text("Весной малину подкармливают азотом: 15 г мочевины на квадратный метр [1]."))
+    answer = ask_chat(SPRING, user_id)
+    [request] = local.requests
+    assert not answer.gate_passed and not answer.gate_near and answer.judged == pytest.approx(0.9)
+    assert RASPBERRY[0] in system_of(request)
+    assert answer.text.startswith("Весной малину подкармливают азотом") and GENERAL_LEAD not in answer.text
+    assert re.search(r"малина\.pdf, с\. 1\b", sources(answer.text))
+    local.judge = 0.7  # below the near band's odds: the model's general answer, said to be one
+    local.script(text("Подкормите малину комплексным удобрением."))
+    answer = ask_chat(SPRING, user_id)
+    assert len(local.requests) == 2 and answer.fragments == [] and answer.judged == pytest.approx(0.7)
+    assert all(fact not in system_of(local.requests[-1]) for fact in RASPBERRY)
+    assert answer.text == f"{GENERAL_LEAD}\n\nПодкормите малину комплексным удобрением."
+    judged = len(local.judgments)
+    local.script(text("Здравствуйте!"))
+    assert ask_chat("Привет!", user_id).text == "Здравствуйте!" and len(local.judgments) == judged
+
+
 def test_in_the_near_band_passages_the_model_is_sure_answer_are_drafted_from(
         store: str, local: ScriptedLLM, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
     """Issue 37: a user's everyday words keep a question in the near band over the passage that answers it,

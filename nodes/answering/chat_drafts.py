@@ -9,6 +9,9 @@ more from the answering passages alone (`reasked`). A remote model is an agent w
 one tool, `rag-db-query`, called at most once per turn; a query that is no plausible search is replaced by
 the question. The search is handed in (`Search`): it is a flow of its own, run by the turn. So is `show`,
 the turn's draft (nodes/telegram/stream.py): the calls that write the answer are handed it, none else.
+A question the gate shuts (far from every passage in distance) is judged the same way: in the user's own
+words a question can sit far from the passage that answers it, and the model said «В ваших документах этого
+нет» and answered from its own knowledge (sets AQ and AR: 8 of 40 answerable questions).
 """
 
 from __future__ import annotations
@@ -90,13 +93,17 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
         gate = decide(query, query, found, settings=settings, unknown=unknown)
         if gate.unknown and own_wording(question, gate.fragments[:settings.local_answer_fragments]):
             gate = decide(query, query, found, settings=settings)  # the words the base lacks are the user's, not absent things
-        if gate.near:  # close to the question, not close enough to answer from: shown as the nearest,
-            shown = gate.fragments[:settings.local_answer_fragments]  # unless the model is sure they answer
+        # Not close enough to answer from: in the near band the nearest passages are shown, past it (asked
+        # something) the model answers from its own knowledge; either way unless it is sure the passages answer.
+        far = not gate.passed and not gate.near and bool(gate.fragments) and asks(question)
+        if gate.near or far:
+            shown = gate.fragments[:settings.local_answer_fragments]
             judged = judged_passages(question, shown, settings.local_answer_judge_near, settings)
-            if judged is None or judged < settings.local_answer_judge_near:
+            sure = judged is not None and judged >= settings.local_answer_judge_near
+            if gate.near and not sure:
                 return TurnDraft(reply=LLMReply(), fragments=shown, query=gate.query, searched=True, gate=gate,
                                  policy=policy, nearest=nearest_passages(question, shown, gate.unknown), judged=judged)
-            fragments = shown
+            fragments = shown if sure else []
         elif gate.passed:
             fragments = gate.fragments[:settings.local_answer_fragments]
             judged = judged_passages(question, fragments, settings.local_answer_judge, settings)
