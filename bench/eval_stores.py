@@ -138,6 +138,12 @@ Sets (nothing here edits a set):
   built from its DocBook into one HTML page and converted to one DOCX by LibreOffice; both committed in
   bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on 2026-11-28 after AO and AP, held
   out, with `facts` as AI and AJ.
+* ``spectacle``, ``kinfocenter`` — sets AS and AT (bench/sets/spectacle_handbook_html_ru.json: 20 questions over the
+  whole Russian handbook of Spectacle, KDE's screenshot program, its DocBook built into one HTML page by xsltproc
+  with the DocBook XSL stylesheets; bench/sets/kinfocenter_handbook_pdf_ru.json: 20 questions over the whole Russian
+  handbook of KInfoCenter, KDE Plasma's system information centre, its DocBook typeset by LaTeX (dblatex with its
+  XeTeX backend) into one PDF; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable
+  ones: written on 2026-11-28 after AQ and AR, held out, with `facts` as AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -195,7 +201,7 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "mchelp", "skycultures", "evolution", "evince", "terminal", "seahorse", "kturtle", "kalarm",
              "marble", "maintguide", "kmplot", "emacs", "sysmonitor", "rhythmbox", "kmail", "gnote",
              "gwenview", "dolphin", "konsole", "akregator", "kolourpaint", "okular", "kcalc", "kompare",
-             "kwordquiz", "kig", "kgpg", "juk", "kolf", "step")
+             "kwordquiz", "kig", "kgpg", "juk", "kolf", "step", "spectacle", "kinfocenter")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -446,6 +452,10 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "juk": lambda: load_needle_set("juk_handbook_pdf_ru.json", "juk", "juk_handbook_pdf_silent_ru.json"),
         "kolf": lambda: load_needle_set("kolf_handbook_pdf_ru.json", "kolf", "kolf_handbook_pdf_silent_ru.json"),
         "step": lambda: load_needle_set("step_handbook_docx_ru.json", "step", "step_handbook_docx_silent_ru.json"),
+        "spectacle": lambda: load_needle_set("spectacle_handbook_html_ru.json", "spectacle",
+                                             "spectacle_handbook_html_silent_ru.json"),
+        "kinfocenter": lambda: load_needle_set("kinfocenter_handbook_pdf_ru.json", "kinfocenter",
+                                               "kinfocenter_handbook_pdf_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
