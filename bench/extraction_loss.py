@@ -207,6 +207,7 @@ def production_chunks(path: Path) -> tuple[str, list[str], float, int, int]:
     checkout's parser and chunker make them."""
     import time
 
+    from grove.core.settings import get_settings
     from nodes.ingestion.chunk_document import chunk
     from grove.core.ingest_types import ExtractedDocument, IngestError
     from nodes.ingestion.parse_files import parse_file
@@ -225,7 +226,7 @@ def production_chunks(path: Path) -> tuple[str, list[str], float, int, int]:
     seconds = time.perf_counter() - started
     pages = document.pages or []
     glued_pages = sum(1 for page in pages if _GLUED.search(page))
-    return document.text, [c.text for c in chunk(document).records], seconds, len(pages), glued_pages
+    return document.text, [c.text for c in chunk(document, get_settings()).records], seconds, len(pages), glued_pages
 
 
 def dump(paths: list[Path]) -> None:

@@ -37,6 +37,7 @@ def main() -> None:
 def run(args: argparse.Namespace) -> None:
     work = Path(tempfile.mkdtemp(prefix="grove-bench-"))
 
+    from grove.core.settings import get_settings
     from nodes.ingestion.chunk_document import chunk
     from nodes.store.document_store import store_document
     from nodes.embedding.embedder import get_embedder
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> None:
         t0 = time.perf_counter()
         document = parse_file(str(pdf), pdf.name, "application/pdf")
         t1 = time.perf_counter()
-        chunked = chunk(document)
+        chunked = chunk(document, get_settings())
         t2 = time.perf_counter()
         vectors = embedder.embed_chunks(chunked.text, chunked.chunks)
         t3 = time.perf_counter()

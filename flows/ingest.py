@@ -32,7 +32,7 @@ from grove.core.ingest_types import ExtractedDocument, IngestError, IngestItem, 
 from nodes.ingestion.parse_files import parse_file_task
 from grove.core.progress import Callback, Step, of_source
 from nodes.telegram.api import BotApi
-from nodes.telegram.files import download_telegram_file
+from nodes.telegram.files import download_limit, download_telegram_file
 from nodes.telegram.reply import CONSOLE, Sender
 from nodes.ingestion.transcribe import transcribe
 
@@ -97,7 +97,7 @@ def from_link(item: IngestItem, files: BotApi | None, progress: Step) -> Extract
 def _local(item: IngestItem, files: BotApi | None) -> IngestItem:
     """The item with its bytes on disk (downloaded from Telegram through `files` when they are not yet)."""
     if item.path is None and item.telegram_file_id:
-        item = download_telegram_file(item, files)
+        item = download_telegram_file(item, files, download_limit(get_settings()))
     if item.path is None:
         raise ValueError(f"item {item.source_identifier!r} has no file")
     return item
@@ -177,7 +177,7 @@ def _ingest_source(item: IngestItem, name: str, owner_id: int, subcategory: str 
                                     chunks=existing.chunk_count, document_id=existing.document_id)
         else:
             mark = time.perf_counter()
-            chunked = chunk_document(document)
+            chunked = chunk_document(document, get_settings())
             timings["chunk"] = time.perf_counter() - mark
             step("embed", 0, len(chunked.chunks))
             mark = time.perf_counter()

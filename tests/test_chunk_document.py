@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from nodes.ingestion.chunk_document import chunk
 from grove.core.ingest_types import ExtractedDocument, Segment
+from grove.core.settings import get_settings
+from nodes.ingestion.chunk_document import ChunkedDocument, chunk
 from nodes.ingestion.media.transcript import render_transcript
+
+
+def chunk_of(document: ExtractedDocument) -> ChunkedDocument:
+    """The document chunked with the settings as the test set them (what the ingest flow hands)."""
+    return chunk(document, get_settings())
 
 
 def test_transcript_chunks_carry_the_time_they_cover(env) -> None:  # type: ignore[no-untyped-def]
@@ -12,7 +18,7 @@ def test_transcript_chunks_carry_the_time_they_cover(env) -> None:  # type: igno
     segments = [Segment(start=10.0 * n, end=10.0 * n + 8, text=f"Фраза номер {n} о посадке малины весной.")
                 for n in range(30)]
     text = render_transcript(segments).text
-    result = chunk(ExtractedDocument(source_type="voice", source_identifier="v.ogg", text=text,
+    result = chunk_of(ExtractedDocument(source_type="voice", source_identifier="v.ogg", text=text,
                                      segments=segments))
     assert len(result.records) > 2
     for record in result.records:
@@ -24,7 +30,7 @@ def test_transcript_chunks_carry_the_time_they_cover(env) -> None:  # type: igno
 
 def test_pdf_chunks_carry_their_page(env) -> None:  # type: ignore[no-untyped-def]
     pages = ["Первая страница про смородину.", "Вторая страница про крыжовник."]
-    result = chunk(ExtractedDocument(source_type="pdf", source_identifier="a.pdf",
+    result = chunk_of(ExtractedDocument(source_type="pdf", source_identifier="a.pdf",
                                      text="\n\n".join(pages), pages=pages))
     assert [(r.page, r.text) for r in result.records] == [(1, pages[0]), (2, pages[1])]
 
@@ -35,7 +41,7 @@ def test_manual_chunks_carry_page_labels_and_sections(env, tmp_path) -> None:  #
 
     env(GROVE_CHUNK_TARGET_CHARS="1000", GROVE_CHUNK_OVERLAP_CHARS="200")
     document = parse_file(str(make_manual_pdf(tmp_path / "manual.pdf")), "manual.pdf", None)
-    result = chunk(document)
+    result = chunk_of(document)
     by_section = {r.section: r for r in result.records}
     linux = by_section["1 Установка → 1.2 Linux"]
     assert (linux.page, linux.page_label) == (5, "2")  # physical page 5 prints «2»
@@ -57,4 +63,4 @@ def test_a_heading_equal_to_the_title_is_not_repeated_in_the_path(env) -> None: 
                                  sections=[Section(start=0, end=cut, path=["Сад"]),
                                            Section(start=cut, end=len(text), path=["Сад", "Малина"])])
     env(GROVE_CHUNK_MERGE_CHARS="0")
-    assert [r.section for r in chunk(document).records] == [None, "Малина"]
+    assert [r.section for r in chunk_of(document).records] == [None, "Малина"]

@@ -391,7 +391,7 @@ async def test_a_refused_download_asks_once_and_a_local_bot_api_server_lifts_the
     from grove.core.ingest_types import IngestError, IngestItem
     from grove.core.settings import get_settings
     from nodes.telegram.api import LoopBot
-    from nodes.telegram.files import download_telegram_file
+    from nodes.telegram.files import download_limit, download_telegram_file
 
     big = b"%PDF-1.7\n" + bytes(21 * 1024 * 1024)
     file_id = standin.send_document(user_id, big, "большой.pdf", "application/pdf")["message"]["document"]["file_id"]
@@ -399,7 +399,7 @@ async def test_a_refused_download_asks_once_and_a_local_bot_api_server_lifts_the
                               telegram_file_id=file_id)  # no file_size: only getFile can tell
     api = LoopBot.open(get_settings())
     with pytest.raises(IngestError) as refused:
-        download_telegram_file(unknown_size, api)
+        download_telegram_file(unknown_size, api, download_limit(get_settings()))
     api.close()
     assert "больше 20 МБ" in refused.value.user_message
     assert len(standin.calls("getFile")) == 1  # refused once, not retried
@@ -407,7 +407,8 @@ async def test_a_refused_download_asks_once_and_a_local_bot_api_server_lifts_the
     standin.local_dir = tmp_path / "bot-api"
     env(GROVE_TELEGRAM_LOCAL_MODE="true", GROVE_MAX_FILE_BYTES=str(50 * 1024 * 1024))
     api = LoopBot.open(get_settings())  # a bot restarted against the local server
-    got = download_telegram_file(unknown_size.model_copy(update={"file_size": len(big)}), api)
+    got = download_telegram_file(unknown_size.model_copy(update={"file_size": len(big)}), api,
+                                 download_limit(get_settings()))
     api.close()
     assert Path(got.path).read_bytes() == big  # copied from the server's disk, past 20 MB
 

@@ -183,17 +183,14 @@ NODES_READING_SETTINGS = {
     "nodes/answering/token_budget.py": "the vocabulary the tokens are counted in: the model the settings name",
     "nodes/embedding/embedder.py": "the embedding model, loaded once per process from the settings",
     "nodes/embedding/embedding_runtime.py": "the embedding runtime chosen for this CPU, once per process",
-    "nodes/ingestion/chunk_document.py": "ingestion: not handed its settings yet",
     "nodes/ingestion/fetch_url.py": "ingestion: not handed its settings yet",
     "nodes/ingestion/formats/pdf.py": "ingestion: not handed its settings yet",
     "nodes/ingestion/media/audio.py": "ingestion: not handed its settings yet",
     "nodes/ingestion/ocr.py": "ingestion: not handed its settings yet",
     "nodes/ingestion/parse_files.py": "ingestion: not handed its settings yet",
     "nodes/ingestion/transcribe.py": "the speech model, loaded once per process from the settings",
-    "nodes/ingestion/voice_question.py": "ingestion: not handed its settings yet",
     "nodes/ingestion/web/download.py": "ingestion: takes settings, falls back to the process's",
     "nodes/ingestion/web/guard.py": "ingestion: takes settings, falls back to the process's",
-    "nodes/telegram/files.py": "the download's size limit: not handed yet",
     "nodes/telegram/stream.py": "the draft's edit pace: not handed yet",
 }
 

@@ -47,7 +47,7 @@ def sent(tg: TelegramStandin, content: bytes, name: str, mime: str) -> IngestIte
 def test_the_file_is_downloaded_into_a_private_folder_under_its_suffix(tg: TelegramStandin, api: LoopBot) -> None:
     content = "Малину подкармливают весной.\n".encode() * 100
     item = sent(tg, content, "Уход за малиной.TXT", "text/plain")
-    got = download_telegram_file(item, api)
+    got = download_telegram_file(item, api, download_limit(get_settings()))
     path = Path(got.path or "")
     assert path.read_bytes() == content and path.name == "upload.TXT"
     assert path.parent.name.startswith("grove-upload-") and (path.parent.stat().st_mode & 0o077) == 0
@@ -59,7 +59,7 @@ def test_the_file_is_downloaded_into_a_private_folder_under_its_suffix(tg: Teleg
 
 def test_two_downloads_of_one_file_do_not_share_a_folder(tg: TelegramStandin, api: LoopBot) -> None:
     item = sent(tg, b"%PDF-1.7 tiny", "a.pdf", "application/pdf")
-    first, second = download_telegram_file(item, api), download_telegram_file(item, api)
+    first, second = download_telegram_file(item, api, download_limit(get_settings())), download_telegram_file(item, api, download_limit(get_settings()))
     assert first.path != second.path and Path(first.path or "").read_bytes() == b"%PDF-1.7 tiny"
 
 
@@ -67,7 +67,7 @@ def test_a_file_known_to_be_too_big_is_refused_before_any_transfer(tg: TelegramS
     item = IngestItem(kind="file", source_identifier="атлас.pdf", file_name="атлас.pdf",
                       telegram_file_id="BQACAgIAAx-not-needed", file_size=21 * MB)
     with pytest.raises(IngestError) as refused:
-        download_telegram_file(item, api)
+        download_telegram_file(item, api, download_limit(get_settings()))
     assert refused.value.user_message == ("Файл «атлас.pdf» слишком большой (21.0 МБ): боты Telegram могут "
                                           "скачивать файлы не больше 20 МБ.")
     assert refused.value.reason == f"file {21 * MB} bytes exceeds the {20 * MB} byte limit"
@@ -78,7 +78,7 @@ def test_groves_own_smaller_limit_is_checked_against_getfiles_size(tg: TelegramS
     env(GROVE_MAX_FILE_BYTES=str(1 * MB))
     item = sent(tg, bytes(2 * MB), "скан.pdf", "application/pdf").model_copy(update={"file_size": None})
     with pytest.raises(IngestError) as refused:
-        download_telegram_file(item, api)
+        download_telegram_file(item, api, download_limit(get_settings()))
     assert refused.value.user_message == "Файл «скан.pdf» больше 1 МБ: бот не может его скачать."
     assert len(tg.calls("getFile")) == 1 and tg.calls("file") == []  # asked once, nothing downloaded
 
@@ -87,19 +87,20 @@ def test_a_file_named_only_by_its_source_is_named_so_in_the_refusal(tg: Telegram
     item = IngestItem(kind="media", source_identifier="голосовое сообщение", telegram_file_id="X",
                       file_size=30 * MB)
     with pytest.raises(IngestError) as refused:
-        download_telegram_file(item, api)
+        download_telegram_file(item, api, download_limit(get_settings()))
     assert refused.value.user_message.startswith("Файл «голосовое сообщение» слишком большой (30.0 МБ)")
 
 
 def test_an_item_without_a_telegram_file_is_a_programming_error(tg: TelegramStandin, api: LoopBot) -> None:
     with pytest.raises(ValueError, match="no telegram_file_id"):
-        download_telegram_file.fn(IngestItem(kind="file", source_identifier="a.pdf", file_size=10), api)
+        download_telegram_file.fn(IngestItem(kind="file", source_identifier="a.pdf", file_size=10), api,
+                                  download_limit(get_settings()))
 
 
 def test_a_download_with_no_bot_handed_in_is_a_programming_error(tg: TelegramStandin) -> None:
     item = sent(tg, b"%PDF-1.7 tiny", "a.pdf", "application/pdf")
     with pytest.raises(ValueError, match="no Telegram bot was handed in"):
-        download_telegram_file.fn(item, None)
+        download_telegram_file.fn(item, None, download_limit(get_settings()))
     assert tg.calls("getFile") == []
 
 
@@ -111,4 +112,4 @@ def test_a_download_with_no_bot_handed_in_is_a_programming_error(tg: TelegramSta
 ])
 def test_download_limit(env, local: str, grove_limit: int, limit: int) -> None:  # type: ignore[no-untyped-def]
     env(GROVE_TELEGRAM_LOCAL_MODE=local, GROVE_MAX_FILE_BYTES=str(grove_limit))
-    assert download_limit() == limit
+    assert download_limit(get_settings()) == limit

@@ -12,6 +12,7 @@ import pytest
 from grove.core.ingest_types import ExtractedDocument, IngestError, IngestItem
 from grove.core.messages import Attachment
 from nodes.ingestion import transcribe
+from grove.core.settings import get_settings
 from nodes.ingestion.voice_question import spoken, transcribe_question
 from nodes.telegram import files
 from tests.support.documents import grove_settings
@@ -36,7 +37,7 @@ def stand_ins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, obje
     """A download that writes a file into its own folder, and a transcriber that returns `said["text"]`."""
     said: dict[str, object] = {"text": "", "downloads": [], "folders": []}
 
-    def download(item: IngestItem, api: object) -> IngestItem:
+    def download(item: IngestItem, api: object, limit: int) -> IngestItem:
         folder = tmp_path / f"grove-upload-{len(said['downloads'])}"  # type: ignore[arg-type]
         folder.mkdir()
         (folder / "voice.ogg").write_bytes(b"OggS")
@@ -59,7 +60,7 @@ def stand_ins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, obje
 def test_the_transcript_without_timestamps_is_the_question_and_the_file_is_removed(
         stand_ins: dict[str, object]) -> None:
     stand_ins["text"] = "[00:00] Когда обрезать   малину?\n\n[01:02] И чем\nподкормить?\n\n[1:00:05] Спасибо."
-    question = transcribe_question.fn(_attachment("voice", duration=70), None)
+    question = transcribe_question.fn(_attachment("voice", duration=70), None, get_settings())
     assert question == "Когда обрезать малину? И чем подкормить? Спасибо."
     (item,) = stand_ins["downloads"]  # type: ignore[misc]
     assert item.kind == "media" and item.telegram_file_id == "id-voice"
@@ -69,17 +70,17 @@ def test_the_transcript_without_timestamps_is_the_question_and_the_file_is_remov
 def test_a_note_without_words_is_refused_and_its_file_still_removed(stand_ins: dict[str, object]) -> None:
     stand_ins["text"] = "[00:00] "
     with pytest.raises(IngestError) as caught:
-        transcribe_question.fn(_attachment("voice"), None)
+        transcribe_question.fn(_attachment("voice"), None, get_settings())
     assert caught.value.user_message == "Не удалось разобрать слова в записи. Попробуйте ещё раз или напишите текстом."
     stand_ins["text"] = None  # the transcriber itself refuses
     with pytest.raises(IngestError, match="no speech"):
-        transcribe_question.fn(_attachment("audio"), None)
+        transcribe_question.fn(_attachment("audio"), None, get_settings())
     assert not any(folder.exists() for folder in stand_ins["folders"])  # type: ignore[attr-defined]
 
 
 def test_a_long_note_is_refused_before_anything_is_downloaded(stand_ins: dict[str, object]) -> None:
     with grove_settings(voice_question_max_seconds=120), pytest.raises(IngestError) as caught:
-        transcribe_question.fn(_attachment("voice", duration=121), None)
+        transcribe_question.fn(_attachment("voice", duration=121), None, get_settings())
     assert caught.value.user_message.startswith("Голосовой вопрос длиннее 2 мин. Задайте его короче или текстом")
     assert caught.value.reason == "voice question of 121 s > 120.0 s"
     assert stand_ins["downloads"] == []
@@ -87,7 +88,7 @@ def test_a_long_note_is_refused_before_anything_is_downloaded(stand_ins: dict[st
 
 def test_an_attachment_that_is_not_media_is_not_taken_for_a_voice_note(stand_ins: dict[str, object]) -> None:
     with pytest.raises(IngestError) as caught:
-        transcribe_question.fn(_attachment("photo"), None)
+        transcribe_question.fn(_attachment("photo"), None, get_settings())
     assert caught.value.user_message == "Это не похоже на голосовое сообщение."
     assert stand_ins["downloads"] == []
 

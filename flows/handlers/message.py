@@ -53,7 +53,7 @@ def chat_branch(update: IncomingUpdate, state: UserState, sender: Sender) -> lis
             return offer_indexing(update)
         try:
             with sender.typing(update.origin, update.chat_id):
-                heard = transcribe_question(voice, sender.api)
+                heard = transcribe_question(voice, sender.api, get_settings())
         except IngestError as exc:
             if (run := current_run()) is not None:
                 run.fail(f"voice question not transcribed: {exc.reason}")

@@ -16,7 +16,7 @@ from grove.core.observe import task
 from pydantic import BaseModel, ConfigDict
 
 from chunking import PAGE_SEPARATOR, Chunk, chunk_regions, join_pages, plan_regions
-from grove.core.settings import get_settings
+from grove.core.settings import Settings
 from nodes.store.document_store import ChunkRecord
 from grove.core.ingest_types import ExtractedDocument, IngestError, Segment
 from nodes.ingestion.media.transcript import SegmentSpan, render_transcript, segment_times_for_span
@@ -69,8 +69,8 @@ def section_label(path: tuple[str, ...] | list[str]) -> str | None:
     return SECTION_SEPARATOR.join(path) if path else None
 
 
-def chunk(document: ExtractedDocument) -> ChunkedDocument:
-    settings = get_settings()
+def chunk(document: ExtractedDocument, settings: Settings) -> ChunkedDocument:
+    """The document's chunks and their records, by the sizes the settings give."""
     sizes = {"target_chars": settings.chunk_target_chars, "overlap_chars": settings.chunk_overlap_chars}
     if document.pages:
         text = join_pages(document.pages)
@@ -99,5 +99,5 @@ def chunk(document: ExtractedDocument) -> ChunkedDocument:
 
 
 @task(name="chunk")
-def chunk_document(document: ExtractedDocument) -> ChunkedDocument:
-    return chunk(document)
+def chunk_document(document: ExtractedDocument, settings: Settings) -> ChunkedDocument:
+    return chunk(document, settings)

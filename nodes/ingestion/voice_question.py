@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from grove.core.messages import Attachment
 from grove.core.observe import task
-from grove.core.settings import get_settings
+from grove.core.settings import Settings
 from nodes.ingestion.classify_input import classify_message
 from grove.core.ingest_types import IngestError
 
@@ -40,12 +40,12 @@ def duration_text(seconds: float) -> str:
 
 
 @task(name="transcribe-voice-question")
-def transcribe_question(attachment: Attachment, api: BotApi | None) -> str:
+def transcribe_question(attachment: Attachment, api: BotApi | None, settings: Settings) -> str:
     """The spoken question as plain text, downloaded through `api`. Raises IngestError with a Russian message for the user."""
-    from nodes.telegram.files import download_telegram_file
+    from nodes.telegram.files import download_limit, download_telegram_file
     from nodes.ingestion.transcribe import transcribe_media
 
-    limit = get_settings().voice_question_max_seconds
+    limit = settings.voice_question_max_seconds
     if attachment.duration is not None and attachment.duration > limit:
         raise IngestError(f"Голосовой вопрос длиннее {duration_text(limit)}. Задайте его короче или текстом; "
                           "длинные записи можно добавить в базу в режиме «База».",
@@ -53,7 +53,7 @@ def transcribe_question(attachment: Attachment, api: BotApi | None) -> str:
     item = next((i for i in classify_message(None, [attachment]) if i.kind == "media"), None)
     if item is None:
         raise IngestError("Это не похоже на голосовое сообщение.", f"attachment {attachment.kind} is not media")
-    downloaded = download_telegram_file(item, api)
+    downloaded = download_telegram_file(item, api, download_limit(settings))
     assert downloaded.path is not None  # download_telegram_file always sets it
     try:
         document = transcribe_media(downloaded.path, source_type="voice", source_identifier=item.source_identifier)

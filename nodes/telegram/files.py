@@ -16,7 +16,7 @@ from typing import TypeGuard
 from grove.core.observe import task
 from telegram.error import BadRequest
 
-from grove.core.settings import get_settings
+from grove.core.settings import Settings
 from grove.core.ingest_types import IngestError, IngestItem
 from nodes.telegram.api import BotApi
 
@@ -28,18 +28,17 @@ def _too_big(size: int | None, limit: int) -> TypeGuard[int]:
     return size is not None and size > limit
 
 
-def download_limit() -> int:
+def download_limit(settings: Settings) -> int:
     """Bytes a bot may download: the Bot API's 20 MB, or with a local server only grove's own limit."""
-    settings = get_settings()
     return settings.max_file_bytes if settings.telegram_local_mode else min(settings.max_file_bytes,
                                                                           TELEGRAM_DOWNLOAD_LIMIT)
 
 
 @task(name="download-telegram-file", retries=2, retry_delay_seconds=[2, 6],
       retry_condition_fn=lambda exc: not isinstance(exc, IngestError | ValueError))  # a refusal or a bad item: final
-def download_telegram_file(item: IngestItem, api: BotApi | None) -> IngestItem:
-    """The same item with `path` pointing at the downloaded bytes, fetched through `api` (the process's bot)."""
-    limit = download_limit()
+def download_telegram_file(item: IngestItem, api: BotApi | None, limit: int) -> IngestItem:
+    """The same item with `path` pointing at the downloaded bytes, fetched through `api` (the process's bot);
+    `limit` in bytes (`download_limit`)."""
     name = item.file_name or item.source_identifier
     if _too_big(item.file_size, limit):
         raise IngestError(
