@@ -621,6 +621,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 def html_files_parse() -> bool:
     """Whether the file parsers accept an .html file (another change may add an HTML parser)."""
     from grove.core.ingest_types import IngestError
+    from grove.core.settings import get_settings
     from nodes.ingestion.parse_files import parse_file
 
     with tempfile.TemporaryDirectory() as folder:
@@ -628,7 +629,7 @@ def html_files_parse() -> bool:
         probe.write_text("<html><head><title>t</title></head><body><p>Проверка разбора HTML.</p></body></html>",
                          encoding="utf-8")
         try:
-            parse_file(str(probe), probe.name, "text/html")
+            parse_file(str(probe), probe.name, "text/html", get_settings())
         except (IngestError, ValueError):
             return False
     return True

@@ -207,14 +207,13 @@ def production_chunks(path: Path) -> tuple[str, list[str], float, int, int]:
     checkout's parser and chunker make them."""
     import time
 
-    from grove.core.settings import get_settings
     from nodes.ingestion.chunk_document import chunk
     from grove.core.ingest_types import ExtractedDocument, IngestError
     from nodes.ingestion.parse_files import parse_file
 
     started = time.perf_counter()
     try:
-        document = parse_file(str(path), path.name, None)
+        document = parse_file(str(path), path.name, None, *_settings_for(parse_file))
     except IngestError:  # a checkout that parses HTML only behind links: its link path
         from nodes.ingestion.fetch_url import extract_html
         from nodes.ingestion.formats.text import decode_body
@@ -226,7 +225,17 @@ def production_chunks(path: Path) -> tuple[str, list[str], float, int, int]:
     seconds = time.perf_counter() - started
     pages = document.pages or []
     glued_pages = sum(1 for page in pages if _GLUED.search(page))
-    return document.text, [c.text for c in chunk(document, get_settings()).records], seconds, len(pages), glued_pages
+    chunks = chunk(document, *_settings_for(chunk)).records
+    return document.text, [c.text for c in chunks], seconds, len(pages), glued_pages
+
+
+def _settings_for(node: object) -> tuple[object, ...]:
+    """The settings, for a checkout whose node is handed them (an older one reads its own)."""
+    import inspect
+
+    from grove.core.settings import get_settings
+
+    return (get_settings(),) if "settings" in inspect.signature(node).parameters else ()
 
 
 def dump(paths: list[Path]) -> None:

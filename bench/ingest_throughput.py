@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> None:
         pages = [f"Страница {n}, прогон {run}. " + sentence * 14 for n in range(1, args.pages + 1)]
         pdf = make_pdf(pages, work / f"bench-{run}.pdf")
         t0 = time.perf_counter()
-        document = parse_file(str(pdf), pdf.name, "application/pdf")
+        document = parse_file(str(pdf), pdf.name, "application/pdf", get_settings())
         t1 = time.perf_counter()
         chunked = chunk(document, get_settings())
         t2 = time.perf_counter()

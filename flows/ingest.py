@@ -91,7 +91,7 @@ def from_link(item: IngestItem, files: BotApi | None, progress: Step) -> Extract
     """A link: the crawler (pages, PDFs behind links)."""
     if item.url is None:
         raise ValueError(f"link item {item.source_identifier!r} has no URL")
-    return fetch_url(item.url, progress)
+    return fetch_url(item.url, get_settings(), progress)
 
 
 def _local(item: IngestItem, files: BotApi | None) -> IngestItem:
@@ -121,7 +121,8 @@ def from_file(item: IngestItem, files: BotApi | None, progress: Step) -> Extract
     """A document: the file formats (`nodes.ingestion.formats`), named after the file the user sent."""
     item = _local(item, files)
     assert item.path is not None
-    document = parse_file_task(item.path, item.file_name or Path(item.path).name, item.mime_type, progress)
+    document = parse_file_task(item.path, item.file_name or Path(item.path).name, item.mime_type, get_settings(),
+                               progress)
     if item.file_name:
         document = document.model_copy(update={"source_identifier": item.file_name})
     return document

@@ -40,7 +40,7 @@ def test_manual_chunks_carry_page_labels_and_sections(env, tmp_path) -> None:  #
     from tests.support.documents import make_manual_pdf
 
     env(GROVE_CHUNK_TARGET_CHARS="1000", GROVE_CHUNK_OVERLAP_CHARS="200")
-    document = parse_file(str(make_manual_pdf(tmp_path / "manual.pdf")), "manual.pdf", None)
+    document = parse_file(str(make_manual_pdf(tmp_path / "manual.pdf")), "manual.pdf", None, get_settings())
     result = chunk_of(document)
     by_section = {r.section: r for r in result.records}
     linux = by_section["1 Установка → 1.2 Linux"]

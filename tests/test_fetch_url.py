@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 import io
 import socket
 from collections.abc import Iterator
@@ -66,7 +67,7 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[httpx.URL]:
 
 def _error(url: str) -> IngestError:
     with pytest.raises(IngestError) as caught:
-        fetch_page(url)
+        fetch_page(url, get_settings())
     return caught.value
 
 
@@ -74,7 +75,7 @@ def _error(url: str) -> IngestError:
 
 
 def test_article_main_text_without_boilerplate(site: HtmlSite, loopback_allowed: None) -> None:
-    doc = fetch_page(site.url("/article"))
+    doc = fetch_page(site.url("/article"), get_settings())
     for sentence in ARTICLE_SENTENCES:
         assert sentence in doc.text
     for boilerplate in (NAV_MARKER, FOOTER_MARKER, COMMENT_MARKER, "Десять лучших сортов огурцов"):
@@ -93,7 +94,7 @@ def test_help_page_keeps_inline_names_lists_and_sections(site: HtmlSite, loopbac
 
     site.routes["/help/rect-select.html"] = Route(
         headers={"Content-Type": "application/xhtml+xml"}, body=manual_html().encode("utf-8"))
-    doc = fetch_page(site.url("/help/rect-select.html"))
+    doc = fetch_page(site.url("/help/rect-select.html"), get_settings())
     assert doc.title == MANUAL_HTML_TITLE
     assert "из меню изображения Инструменты → Выделение → Прямоугольное выделение;" in doc.text
     assert "несколькими способами:\n- из меню изображения" in doc.text
@@ -104,7 +105,7 @@ def test_help_page_keeps_inline_names_lists_and_sections(site: HtmlSite, loopbac
 
 
 def test_charset_from_meta_tag(site: HtmlSite, loopback_allowed: None) -> None:
-    doc = fetch_page(site.url("/article-cp1251"))  # header has no charset; <meta> says windows-1251
+    doc = fetch_page(site.url("/article-cp1251"), get_settings())  # header has no charset; <meta> says windows-1251
     assert doc.meta["encoding"] == "cp1251"
     assert ARTICLE_SENTENCES[2] in doc.text
     assert doc.title == ARTICLE_TITLE
@@ -117,13 +118,13 @@ def test_undeclared_charset_is_detected(site: HtmlSite, loopback_allowed: None) 
         + "</article></body></html>"
     ).encode("cp1251")
     site.routes["/undeclared"] = Route(headers={"Content-Type": "text/html"}, body=html)
-    doc = fetch_page(site.url("/undeclared"))
+    doc = fetch_page(site.url("/undeclared"), get_settings())
     assert doc.meta["encoding"] == "cp1251"
     assert ARTICLE_SENTENCES[0] in doc.text
 
 
 def test_plain_text_page(site: HtmlSite, loopback_allowed: None) -> None:
-    doc = fetch_page(site.url("/plain"))  # text/plain; charset=koi8-r
+    doc = fetch_page(site.url("/plain"), get_settings())  # text/plain; charset=koi8-r
     assert doc.text.splitlines() == ARTICLE_SENTENCES
     assert doc.meta["content_type"] == "text/plain"
 
@@ -133,7 +134,7 @@ def test_a_plain_text_page_is_read_as_a_text_file_is(site: HtmlSite, loopback_al
     text is refused rather than indexed as mojibake."""
     site.routes["/notes.txt"] = Route(headers={"Content-Type": "text/plain"},
                                       body="\n".join(ARTICLE_SENTENCES).encode("cp1251"))
-    doc = fetch_page(site.url("/notes.txt"))
+    doc = fetch_page(site.url("/notes.txt"), get_settings())
     assert doc.text.splitlines() == ARTICLE_SENTENCES and doc.meta["encoding"] == "cp1251"
     site.routes["/blob"] = Route(headers={"Content-Type": "text/plain; charset=utf-8"},
                                  body=bytes(range(256)) * 40)
@@ -144,7 +145,7 @@ def test_pdf_link_is_parsed_per_page(site: HtmlSite, loopback_allowed: None) -> 
     buffer = io.BytesIO()
     make_pdf(["Первая страница отчёта о посадках.", "Вторая страница: итоги сезона."], buffer)
     site.routes["/report.pdf"] = Route(headers={"Content-Type": "application/pdf"}, body=buffer.getvalue())
-    doc = fetch_page(site.url("/report.pdf"))
+    doc = fetch_page(site.url("/report.pdf"), get_settings())
     assert doc.source_type == "url"
     assert doc.source_identifier == site.url("/report.pdf")
     assert doc.pages is not None and len(doc.pages) == 2
@@ -157,7 +158,7 @@ def test_pdf_link_is_parsed_per_page(site: HtmlSite, loopback_allowed: None) -> 
 
 def test_redirect_chain_is_followed_and_final_url_reported(site: HtmlSite, loopback_allowed: None,
                                                            sent: list[httpx.URL]) -> None:
-    doc = fetch_page(site.url("/chain/2"))
+    doc = fetch_page(site.url("/chain/2"), get_settings())
     assert doc.source_identifier == site.url("/article")
     assert doc.meta["redirects"] == 3
     assert [url.path for url in sent] == ["/chain/2", "/chain/1", "/chain/0", "/article"]
@@ -165,7 +166,7 @@ def test_redirect_chain_is_followed_and_final_url_reported(site: HtmlSite, loopb
 
 
 def test_relative_redirect(site: HtmlSite, loopback_allowed: None) -> None:
-    doc = fetch_page(site.url("/redirect-relative"))
+    doc = fetch_page(site.url("/redirect-relative"), get_settings())
     assert doc.source_identifier == site.url("/article")
 
 
@@ -206,8 +207,8 @@ def test_loopback_refused_unless_allowed(site: HtmlSite) -> None:
         assert _error(site.url("/article", host="localhost")).user_message == MSG_BLOCKED
     assert len(site.requests) == before  # refused before connecting
     with grove_settings(allow_loopback_urls=True):
-        assert ARTICLE_SENTENCES[0] in fetch_page(site.url("/article")).text
-        assert ARTICLE_SENTENCES[0] in fetch_page(site.url("/article", host="localhost")).text
+        assert ARTICLE_SENTENCES[0] in fetch_page(site.url("/article"), get_settings()).text
+        assert ARTICLE_SENTENCES[0] in fetch_page(site.url("/article", host="localhost"), get_settings()).text
 
 
 @pytest.mark.parametrize("url", [
@@ -293,7 +294,7 @@ def test_connection_is_pinned_to_the_vetted_address(site: HtmlSite, monkeypatch:
 
     monkeypatch.setattr(socket, "getaddrinfo", rebinding)
     url = f"http://rebind.test:{site.port}/article"
-    doc = fetch_page(url)
+    doc = fetch_page(url, get_settings())
     assert ARTICLE_SENTENCES[0] in doc.text
     assert doc.source_identifier == url
     assert lookups == ["rebind.test"]  # resolved once, by the guard
@@ -322,7 +323,7 @@ def test_https_is_pinned_with_real_sni_and_certificate_check(
 
     monkeypatch.setattr(socket, "getaddrinfo", resolve)
     with HtmlSite(tls=(cert, key)) as tls_site:
-        doc = fetch_page(f"https://pinned.test:{tls_site.port}/article")
+        doc = fetch_page(f"https://pinned.test:{tls_site.port}/article", get_settings())
         assert ARTICLE_SENTENCES[0] in doc.text
         assert tls_site.sni_names == ["pinned.test"]
         assert tls_site.requests == [("/article", f"pinned.test:{tls_site.port}")]
@@ -356,7 +357,7 @@ def test_5xx_and_429_are_transient(site: HtmlSite, loopback_allowed: None,
                                    path: str, status: int, words: str) -> None:
     before = site.hits(path)
     with pytest.raises(TransientFetchError) as caught:
-        fetch_page(site.url(path))
+        fetch_page(site.url(path), get_settings())
     exc = caught.value
     assert exc.status == status
     assert site.hits(path) == before + 1  # the node itself does not loop; Prefect retries the task
@@ -368,7 +369,7 @@ def test_5xx_and_429_are_transient(site: HtmlSite, loopback_allowed: None,
 
 def test_slow_page_times_out(site: HtmlSite) -> None:
     with grove_settings(allow_loopback_urls=True, fetch_timeout=0.3), pytest.raises(TransientFetchError) as caught:
-        fetch_page(site.url("/slow"))
+        fetch_page(site.url("/slow"), get_settings())
     assert caught.value.user_message == MSG_TIMEOUT
     assert node.is_transient(caught.value)
 
@@ -378,7 +379,7 @@ def test_connection_refused_is_transient(loopback_allowed: None) -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # closed again: nothing listens there
     with pytest.raises(TransientFetchError) as caught:
-        fetch_page(f"http://127.0.0.1:{port}/")
+        fetch_page(f"http://127.0.0.1:{port}/", get_settings())
     assert user_message_for(caught.value) == "Не удалось подключиться к сайту. Попробуйте позже."
 
 
@@ -412,7 +413,7 @@ def test_a_script_only_page_is_refused_by_name_not_indexed_as_its_notice(
     for path in ("/spa", "/notice"):  # nothing but scripts; a notice and scripts
         error = _error(site.url(path))
         assert error.user_message == MSG_SCRIPT_ONLY and "script-only" in error.reason
-    assert "Жимолость цветёт" in fetch_page(site.url("/short")).text  # a short page with a script is a page
+    assert "Жимолость цветёт" in fetch_page(site.url("/short"), get_settings()).text  # a short page with a script is a page
 
 
 @pytest.mark.parametrize("path, shown", [("/binary", "application/octet-stream"), ("/image", "image/png")])
@@ -434,4 +435,4 @@ def test_the_task_retries_only_transient_failures(site: HtmlSite, loopback_allow
     assert node.fetch_url.retries == 2
     assert node.fetch_url.retry_delay_seconds == [2, 8]
     assert node.fetch_url.retry_condition_fn is node.is_transient
-    assert ARTICLE_SENTENCES[1] in node.fetch_url.fn(site.url("/article")).text
+    assert ARTICLE_SENTENCES[1] in node.fetch_url.fn(site.url("/article"), get_settings()).text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 import os
 import random
 import zipfile
@@ -63,7 +64,7 @@ def default_settings() -> Iterator[None]:
 
 def _error(path: Path, name: str | None = None, mime: str | None = None) -> IngestError:
     with pytest.raises(IngestError) as caught:
-        parse_file(str(path), name or path.name, mime)
+        parse_file(str(path), name or path.name, mime, get_settings())
     return caught.value
 
 
@@ -72,7 +73,7 @@ def _error(path: Path, name: str | None = None, mime: str | None = None) -> Inge
 
 def test_pdf_pages_in_order(tmp_path: Path) -> None:
     path = make_pdf(PAGES, tmp_path / "roscha.pdf", title="Роща своими руками", author="Мария Лесная")
-    doc = parse_file(str(path), "roscha.pdf", "application/pdf")
+    doc = parse_file(str(path), "roscha.pdf", "application/pdf", get_settings())
     assert doc.source_type == "pdf"
     assert doc.source_identifier == "roscha.pdf"
     assert doc.pages == PAGES  # one string per page, 1-based order kept, Cyrillic intact
@@ -84,7 +85,7 @@ def test_pdf_pages_in_order(tmp_path: Path) -> None:
 
 def test_pdf_sniffed_by_content_not_name(tmp_path: Path) -> None:
     path = make_pdf(PAGES[:1], tmp_path / "notes.txt")
-    doc = parse_file(str(path), "notes.txt", "text/plain")
+    doc = parse_file(str(path), "notes.txt", "text/plain", get_settings())
     assert doc.source_type == "pdf" and doc.pages == PAGES[:1]
 
 
@@ -92,13 +93,13 @@ def test_long_pdf_keeps_every_page_in_order(tmp_path: Path) -> None:
     sentence = "Съешь же ещё этих мягких французских булок, да выпей чаю. "
     pages = [f"Страница {n}. " + sentence * 30 for n in range(1, 101)]
     path = make_pdf(pages, tmp_path / "long.pdf")
-    doc = parse_file(str(path), "long.pdf", None)
+    doc = parse_file(str(path), "long.pdf", None, get_settings())
     assert doc.pages is not None and len(doc.pages) == 100
     assert doc.pages[41].startswith("Страница 42.")
 
 
 def test_manual_pdf_is_clean_text_with_true_pages_and_sections(tmp_path: Path) -> None:
-    doc = parse_file(str(make_manual_pdf(tmp_path / "manual.pdf")), "manual.pdf", None)
+    doc = parse_file(str(make_manual_pdf(tmp_path / "manual.pdf")), "manual.pdf", None, get_settings())
     assert doc.pages is not None and len(doc.pages) == 7
     assert doc.text == "\n\n".join(doc.pages)
     # running header, footer, page numbers and "continued" markers: found across pages, removed
@@ -127,7 +128,7 @@ def test_manual_pdf_is_clean_text_with_true_pages_and_sections(tmp_path: Path) -
 @pytest.mark.parametrize("junk", ["untitled", "Microsoft Word - отчёт.doc", "", "  ---  "])
 def test_junk_pdf_title_falls_back_to_the_file_name(tmp_path: Path, junk: str) -> None:
     path = make_pdf(PAGES, tmp_path / "roscha.pdf", title=junk or None)
-    assert parse_file(str(path), "Роща 2024.pdf", None).title == "Роща 2024"
+    assert parse_file(str(path), "Роща 2024.pdf", None, get_settings()).title == "Роща 2024"
 
 
 def test_pdf_without_outline_takes_headings_from_font_sizes(tmp_path: Path) -> None:
@@ -148,7 +149,7 @@ def test_pdf_without_outline_takes_headings_from_font_sizes(tmp_path: Path) -> N
         y -= size + 8
     pdf.showPage()
     pdf.save()
-    doc = parse_file(str(path), "plain.pdf", None)
+    doc = parse_file(str(path), "plain.pdf", None, get_settings())
     assert [s.path for s in doc.sections] == [["Посадка"], ["Посадка", "Уход за саженцами"], ["Сбор урожая"]]
     assert doc.text[doc.sections[1].start :].startswith("Уход за саженцами")
 
@@ -160,7 +161,7 @@ def test_encrypted_pdf_refused(tmp_path: Path) -> None:
 
 def test_pdf_with_empty_user_password_opens(tmp_path: Path) -> None:
     path = make_encrypted_pdf(tmp_path / "owner-only.pdf", user_password="", text="Открытый отчёт.")
-    assert parse_file(str(path), "owner-only.pdf", None).pages == ["Открытый отчёт."]
+    assert parse_file(str(path), "owner-only.pdf", None, get_settings()).pages == ["Открытый отчёт."]
 
 
 SCAN = [["Ремонтантную малину весной", "подкармливают азотом."], ["Осенью все побеги", "срезают под корень."]]
@@ -168,7 +169,7 @@ SCAN = [["Ремонтантную малину весной", "подкармл
 
 def test_a_scanned_pdf_is_read_by_ocr_page_by_page(tmp_path: Path) -> None:
     require(ocr_missing())
-    doc = parse_file(str(make_scanned_pdf(tmp_path / "скан.pdf", SCAN)), "скан.pdf", "application/pdf")
+    doc = parse_file(str(make_scanned_pdf(tmp_path / "скан.pdf", SCAN)), "скан.pdf", "application/pdf", get_settings())
     assert doc.meta["ocr_pages"] == 2 and len(doc.pages) == 2
     assert "малину" in doc.pages[0] and "азотом" in doc.pages[0]
     assert "побеги" in doc.pages[1] and "корень" in doc.pages[1]
@@ -178,7 +179,7 @@ def test_a_photo_of_a_page_is_read_by_ocr(tmp_path: Path) -> None:
     require(ocr_missing())
     path = tmp_path / "photo.png"
     path.write_bytes(page_image(SCAN[0] + SCAN[1]))
-    doc = parse_file(str(path), "photo.png", "image/png")
+    doc = parse_file(str(path), "photo.png", "image/png", get_settings())
     assert doc.source_type == "image" and "подкармливают азотом" in doc.text and "под корень" in doc.text
     error = _error(make_png(tmp_path / "red.png"), mime="image/png")  # a picture with no text
     assert "не удалось распознать текст" in error.user_message
@@ -230,7 +231,7 @@ def test_docx_paragraphs_and_tables_in_order(tmp_path: Path) -> None:
         title="Справочник рощи",
         author="Пётр Дубов",
     )
-    doc = parse_file(str(path), "trees.docx", None)
+    doc = parse_file(str(path), "trees.docx", None, get_settings())
     assert doc.source_type == "docx"
     assert doc.text.split("\n\n") == [
         "Деревья нашей рощи",
@@ -248,7 +249,7 @@ def test_long_docx_keeps_paragraph_order(tmp_path: Path) -> None:
     count = 3000
     path = make_docx([f"Абзац {n}: съешь же ещё этих мягких французских булок." for n in range(count)],
                      None, tmp_path / "long.docx")
-    doc = parse_file(str(path), "long.docx", None)
+    doc = parse_file(str(path), "long.docx", None, get_settings())
     assert doc.meta["paragraphs"] == count
     assert doc.text.split("\n\n")[1234] == "Абзац 1234: съешь же ещё этих мягких французских булок."
 
@@ -272,7 +273,7 @@ def test_docx_zip_bomb_refused_before_decompressing(tmp_path: Path) -> None:
 
 def test_docx_total_size_and_entry_caps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = make_docx(["Обычный документ."], None, tmp_path / "plain.docx")
-    assert parse_file(str(path), "plain.docx", None).text == "Обычный документ."
+    assert parse_file(str(path), "plain.docx", None, get_settings()).text == "Обычный документ."
     monkeypatch.setattr(format_base, "ZIP_MAX_UNCOMPRESSED", 1000)
     assert "uncompresses to more than 1000" in _error(path).reason
     monkeypatch.setattr(format_base, "ZIP_MAX_UNCOMPRESSED", 200 * 1024 * 1024)
@@ -305,7 +306,7 @@ def test_odt_headings_become_sections_and_the_table_its_rows(tmp_path: Path) -> 
     path = make_odt(tmp_path / "сад.odt", "Календарь сада",
                     [("Весна", 1), ("Малину подкармливают азотом.", 0), ("Обрезка", 2),
                      ("Старые побеги вырезают у земли.", 0)], [["Сорт", "Срок"], ["Геракл", "август"]])
-    doc = parse_file(str(path), "сад.odt", "application/vnd.oasis.opendocument.text")
+    doc = parse_file(str(path), "сад.odt", "application/vnd.oasis.opendocument.text", get_settings())
     assert doc.source_type == "odt" and doc.title == "Календарь сада"
     assert doc.text.index("Весна") < doc.text.index("азотом") < doc.text.index("Обрезка")
     assert "Геракл | август" in doc.text
@@ -317,7 +318,7 @@ def test_epub_chapters_are_read_in_spine_order_with_their_headings(tmp_path: Pat
     path = make_epub(tmp_path / "книга.epub", "Ягодник", [
         "<h1>Глава 1. Малина</h1><p>Малину сажают осенью.</p><ul><li>Полив — раз в неделю.</li></ul>",
         "<h1>Глава 2. Смородина</h1><p>Смородину обрезают ранней весной.</p>"])
-    doc = parse_file(str(path), "книга.epub", "application/epub+zip")
+    doc = parse_file(str(path), "книга.epub", "application/epub+zip", get_settings())
     assert doc.source_type == "epub" and doc.title == "Ягодник"
     assert doc.text.index("Малину сажают") < doc.text.index("Смородину обрезают")  # spine, not manifest
     assert "Полив — раз в неделю." in doc.text
@@ -327,7 +328,7 @@ def test_epub_chapters_are_read_in_spine_order_with_their_headings(tmp_path: Pat
 def test_pptx_slides_are_sections_titled_by_their_first_line(tmp_path: Path) -> None:
     path = make_pptx(tmp_path / "доклад.pptx", [["Обрезка малины", "Осенью побеги срезают под корень."],
                                                  ["Подкормка", "Весной — азот, летом — калий."]])
-    doc = parse_file(str(path), "доклад.pptx", None)
+    doc = parse_file(str(path), "доклад.pptx", None, get_settings())
     assert doc.source_type == "pptx" and doc.title == "доклад"  # no title in the file: its name
     assert "Слайд 2: Подкормка" in doc.text and "летом — калий" in doc.text
     assert [s.path for s in doc.sections if "калий" in doc.text[s.start:s.end]] == [["Слайд 2: Подкормка"]]
@@ -336,14 +337,14 @@ def test_pptx_slides_are_sections_titled_by_their_first_line(tmp_path: Path) -> 
 def test_xlsx_sheets_are_sections_and_rows_lines(tmp_path: Path) -> None:
     path = make_xlsx(tmp_path / "урожай.xlsx", {"2025": [["Сорт", "Урожай, кг"], ["Геракл", 12]],
                                                  "2026": [["Сорт", "Урожай, кг"], ["Полка", 9]]})
-    doc = parse_file(str(path), "урожай.xlsx", None)
+    doc = parse_file(str(path), "урожай.xlsx", None, get_settings())
     assert doc.source_type == "xlsx" and "Геракл | 12" in doc.text and "Полка | 9" in doc.text
     assert [s.path for s in doc.sections if "Полка" in doc.text[s.start:s.end]] == [["2026"]]
 
 
 def test_csv_rows_say_what_their_values_are(tmp_path: Path) -> None:
     path = make_text_file(tmp_path / "сорта.csv", "Сорт;Срок;Урожай\nГеракл;август;12\nПолка;июль;9\n", "cp1251")
-    doc = parse_file(str(path), "сорта.csv", "text/csv")
+    doc = parse_file(str(path), "сорта.csv", "text/csv", get_settings())
     assert doc.source_type == "csv"
     assert doc.text.splitlines() == ["Сорт | Срок | Урожай", "Сорт: Геракл; Срок: август; Урожай: 12",
                                      "Сорт: Полка; Срок: июль; Урожай: 9"]
@@ -357,7 +358,7 @@ def test_empty_docx(tmp_path: Path) -> None:
 def test_docx_heading_styles_become_sections(tmp_path: Path) -> None:
     for russian in (False, True):
         path = make_headed_docx(tmp_path / f"garden-{russian}.docx", russian_styles=russian)
-        doc = parse_file(str(path), path.name, None)
+        doc = parse_file(str(path), path.name, None, get_settings())
         assert [s.path for s in doc.sections] == [[], ["Весна"], ["Весна", "Полив"], ["Осень"]]
         assert doc.text[doc.sections[2].start : doc.sections[2].end].strip() == (
             "Полив\n\nМолодые деревья поливают раз в неделю, ведро под каждое дерево.")
@@ -379,7 +380,7 @@ def test_docx_heading_styles_become_sections(tmp_path: Path) -> None:
 ])
 def test_text_encodings(tmp_path: Path, encoding: str, bom: bool) -> None:
     path = make_text_file(tmp_path / "note.txt", TEXT, encoding, bom=bom)
-    doc = parse_file(str(path), "note.txt", "text/plain")
+    doc = parse_file(str(path), "note.txt", "text/plain", get_settings())
     assert doc.text == TEXT
     assert doc.source_type == "txt"
     assert doc.meta["encoding"]
@@ -387,13 +388,13 @@ def test_text_encodings(tmp_path: Path, encoding: str, bom: bool) -> None:
 
 def test_cp1251_detected(tmp_path: Path) -> None:
     path = make_text_file(tmp_path / "old.txt", TEXT, "cp1251")
-    assert parse_file(str(path), "old.txt", None).meta["encoding"] == "cp1251"
+    assert parse_file(str(path), "old.txt", None, get_settings()).meta["encoding"] == "cp1251"
 
 
 def test_markdown(tmp_path: Path) -> None:
     source = "# Заметки о роще\n\nБерёзы сажаем весной, **обязательно** с мульчей.\n\n- полив\n- свет\n"
     path = make_text_file(tmp_path / "notes.md", source, "utf-8")
-    doc = parse_file(str(path), "notes.md", "text/markdown")
+    doc = parse_file(str(path), "notes.md", "text/markdown", get_settings())
     assert doc.source_type == "md"
     assert doc.title == "Заметки о роще"
     assert doc.text == "Заметки о роще\n\nБерёзы сажаем весной, обязательно с мульчей.\n- полив\n- свет"
@@ -401,7 +402,7 @@ def test_markdown(tmp_path: Path) -> None:
 
 def test_markdown_headings_become_sections(tmp_path: Path) -> None:
     path = make_text_file(tmp_path / "notes.md", MARKDOWN_NOTES, "utf-8")
-    doc = parse_file(str(path), "notes.md", None)
+    doc = parse_file(str(path), "notes.md", None, get_settings())
     assert [s.path for s in doc.sections] == [
         ["Заметки садовода"],
         ["Заметки садовода", "Малина"],
@@ -421,7 +422,7 @@ def test_local_html_file_keeps_inline_text_lists_and_sections(tmp_path: Path) ->
 
     path = tmp_path / "rect-select.html"
     path.write_text(manual_html(), encoding="utf-8")
-    doc = parse_file(str(path), "rect-select.html", None)
+    doc = parse_file(str(path), "rect-select.html", None, get_settings())
     assert doc.source_type == "html" and doc.title == MANUAL_HTML_TITLE
     # a menu path made of inline elements keeps its names
     assert "из меню изображения Инструменты → Выделение → Прямоугольное выделение;" in doc.text
@@ -447,12 +448,12 @@ def test_html_without_extension_is_sniffed(tmp_path: Path) -> None:
 
     path = tmp_path / "page"
     path.write_text(manual_html(), encoding="utf-8")
-    assert parse_file(str(path), "page", None).source_type == "html"
+    assert parse_file(str(path), "page", None, get_settings()).source_type == "html"
 
 
 def test_crlf_normalised(tmp_path: Path) -> None:
     path = make_text_file(tmp_path / "win.txt", TEXT.replace("\n", "\r\n"), "cp1251")
-    assert parse_file(str(path), "win.txt", None).text == TEXT
+    assert parse_file(str(path), "win.txt", None, get_settings()).text == TEXT
 
 
 @pytest.mark.parametrize("junk", ["random", "controls"])
@@ -515,7 +516,7 @@ def test_missing_file(tmp_path: Path) -> None:
 def test_prefect_task_wraps_parse_file(tmp_path: Path) -> None:
     path = make_text_file(tmp_path / "t.txt", TEXT, "utf-8")
     assert node.parse_file_task.name == "parse-file"
-    assert node.parse_file_task.fn(str(path), "t.txt", None).text == TEXT
+    assert node.parse_file_task.fn(str(path), "t.txt", None, get_settings()).text == TEXT
     assert os.path.exists(path)
 
 
@@ -533,7 +534,7 @@ def test_hyphenation_is_decided_by_the_document_itself() -> None:
 
 def test_rtf_is_read_in_its_own_code_page(tmp_path: Path) -> None:
     path = make_rtf(tmp_path / "заметки.rtf", ["Малину обрезают осенью.", "Смородину — ранней весной."])
-    doc = parse_file(str(path), "заметки.rtf", "application/rtf")
+    doc = parse_file(str(path), "заметки.rtf", "application/rtf", get_settings())
     assert doc.source_type == "rtf" and doc.title == "заметки"
     assert "Малину обрезают осенью." in doc.text and "Смородину — ранней весной." in doc.text
     assert "Times New Roman" not in doc.text  # the font table is not text

@@ -3,6 +3,7 @@ callback to its source, and the nodes that take long tell that step between batc
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,7 @@ def test_a_step_tells_the_callback_for_its_own_source() -> None:
 def test_ocr_tells_its_pages_to_the_step_it_is_handed(tmp_path: Path) -> None:
     scan = make_scanned_pdf(tmp_path / "скан.pdf", [["Жимолость цветёт первой"], ["из ягодных культур."]])
     seen: Seen = []
-    parse_file(str(scan), "скан.pdf", "application/pdf", of_source(recorder(seen), "скан.pdf"))
+    parse_file(str(scan), "скан.pdf", "application/pdf", get_settings(), of_source(recorder(seen), "скан.pdf"))
     assert seen == [("скан.pdf", "ocr", 0, 2), ("скан.pdf", "ocr", 1, 2), ("скан.pdf", "ocr", 2, 2)]
 
 

@@ -16,9 +16,10 @@ import re
 import httpx
 
 from grove.core.observe import task
-from grove.core.settings import get_settings
+from grove.core.settings import Settings
 from nodes.ingestion import html_text
 from nodes.ingestion.formats.base import clean_text
+from nodes.ingestion.ocr import Ocr
 from nodes.ingestion.formats.text import decode_body, decode_declared
 from grove.core.ingest_types import ExtractedDocument, IngestError
 from nodes.ingestion.web.download import HTML_TYPES, MSG_GENERIC, PDF_TYPES, TEXT_TYPES, download
@@ -60,13 +61,12 @@ def extract_html(html: str, url: str) -> html_text.HtmlExtraction:
         raise _no_text(url, f"HTML extraction failed on {url}: {exc!r}") from exc
 
 
-def fetch_page(url: str, progress: Step = quiet) -> ExtractedDocument:
+def fetch_page(url: str, settings: Settings, progress: Step = quiet) -> ExtractedDocument:
     """Download `url` (SSRF-guarded, capped) and extract its text.
 
     HTML goes through `nodes.ingestion.html_text`, text/plain is taken as is, PDF is handed to
     the PDF parser (`progress` told how its OCR goes). Raises IngestError or TransientFetchError.
     """
-    settings = get_settings()
     got = download(url, settings)
     meta: dict[str, str | int | float | bool | None] = {
         "content_type": got.content_type,
@@ -76,7 +76,7 @@ def fetch_page(url: str, progress: Step = quiet) -> ExtractedDocument:
     if got.content_type in PDF_TYPES:
         from nodes.ingestion.formats.pdf import parse_pdf_source
 
-        doc = parse_pdf_source(io.BytesIO(got.body), got.final_url, progress)
+        doc = parse_pdf_source(io.BytesIO(got.body), got.final_url, Ocr.of(settings), progress)
         return doc.model_copy(update={
             "source_type": "url",
             "source_identifier": got.final_url,
@@ -129,6 +129,6 @@ def as_ingest_error(exc: BaseException) -> IngestError:
 
 
 @task(name="fetch-url", retries=2, retry_delay_seconds=[2, 8], retry_condition_fn=is_transient)
-def fetch_url(url: str, progress: Step = quiet) -> ExtractedDocument:
+def fetch_url(url: str, settings: Settings, progress: Step = quiet) -> ExtractedDocument:
     """Prefect task around `fetch_page`; transient failures are retried."""
-    return fetch_page(url, progress)
+    return fetch_page(url, settings, progress)

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from dataclasses import dataclass
 from functools import cache
 
-from grove.core.settings import get_settings
+from grove.core.settings import Settings
 
 
 class OcrUnavailable(RuntimeError):
@@ -30,21 +31,35 @@ def _languages(command: str) -> frozenset[str]:
     return frozenset(line.strip() for line in listed.stdout.splitlines()[1:] if line.strip())
 
 
-def available() -> bool:
-    """Tesseract is installed with every language OCR asks for."""
-    settings = get_settings()
-    command = shutil.which(settings.ocr_command)
-    wanted = set(settings.ocr_languages.split("+"))
-    return command is not None and wanted <= _languages(command)
+def _default(name: str) -> object:
+    return Settings.model_fields[name].default
 
 
-def image_text(image: bytes) -> str:
-    """The text Tesseract reads in one encoded image (PNG, JPEG, TIFF, …); empty when it reads none."""
-    settings = get_settings()
-    if not available():
-        raise OcrUnavailable(f"{settings.ocr_command} with {settings.ocr_languages} is not installed")
-    done = subprocess.run([settings.ocr_command, "stdin", "stdout", "-l", settings.ocr_languages],
-                          input=image, capture_output=True, timeout=settings.ocr_timeout_seconds, check=False)
-    if done.returncode != 0:
-        raise ValueError(f"tesseract failed ({done.returncode}): {done.stderr.decode(errors='replace')[-300:]}")
-    return done.stdout.decode("utf-8", errors="replace").replace("\x0c", "").strip()
+@dataclass(frozen=True)
+class Ocr:
+    """Tesseract as the settings name it (`Ocr.of`): the command, its languages, how long one image and how
+    many scanned pages it may take. Handed to the readers of scans and photos; its defaults are the settings'."""
+
+    command: str = str(_default("ocr_command"))
+    languages: str = str(_default("ocr_languages"))
+    timeout_seconds: float = float(_default("ocr_timeout_seconds"))  # type: ignore[arg-type]
+    max_pages: int = int(_default("ocr_max_pages"))  # type: ignore[call-overload]
+
+    @classmethod
+    def of(cls, settings: Settings) -> Ocr:
+        return cls(settings.ocr_command, settings.ocr_languages, settings.ocr_timeout_seconds, settings.ocr_max_pages)
+
+    def available(self) -> bool:
+        """Tesseract is installed with every language OCR asks for."""
+        command = shutil.which(self.command)
+        return command is not None and set(self.languages.split("+")) <= _languages(command)
+
+    def image_text(self, image: bytes) -> str:
+        """The text Tesseract reads in one encoded image (PNG, JPEG, TIFF, …); empty when it reads none."""
+        if not self.available():
+            raise OcrUnavailable(f"{self.command} with {self.languages} is not installed")
+        done = subprocess.run([self.command, "stdin", "stdout", "-l", self.languages],
+                              input=image, capture_output=True, timeout=self.timeout_seconds, check=False)
+        if done.returncode != 0:
+            raise ValueError(f"tesseract failed ({done.returncode}): {done.stderr.decode(errors='replace')[-300:]}")
+        return done.stdout.decode("utf-8", errors="replace").replace("\x0c", "").strip()

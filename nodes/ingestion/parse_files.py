@@ -13,7 +13,8 @@ import os
 from pathlib import Path
 
 from grove.core.observe import task
-from grove.core.settings import get_settings
+from grove.core.settings import Settings
+from nodes.ingestion.ocr import Ocr
 from nodes.ingestion import formats
 from nodes.ingestion.formats.base import empty
 from grove.core.ingest_types import ExtractedDocument, IngestError
@@ -24,14 +25,15 @@ def _mb(size: int) -> str:
     return f"{size / (1024 * 1024):.1f}".rstrip("0").rstrip(".")
 
 
-def parse_file(path: str, file_name: str, mime_type: str | None, progress: Step = quiet) -> ExtractedDocument:
+def parse_file(path: str, file_name: str, mime_type: str | None, settings: Settings,
+               progress: Step = quiet) -> ExtractedDocument:
     """Parse a local file into an ExtractedDocument; IngestError (Russian `user_message`) for
-    anything that cannot be indexed. `progress`: told how a long read goes (OCR)."""
+    anything that cannot be indexed. `settings`: its size limit and OCR; `progress`: told how a long read goes."""
     name = file_name or Path(path).name
-    limit = get_settings().max_file_bytes
+    limit = settings.max_file_bytes
     try:
         size = os.path.getsize(path)
-        upload = formats.Upload.open(path, name, mime_type, progress)
+        upload = formats.Upload.open(path, name, mime_type, progress, Ocr.of(settings))
     except OSError as exc:
         raise IngestError("Не удалось прочитать файл.", f"cannot read {path}: {exc!r}") from exc
     if size > limit:
@@ -46,6 +48,7 @@ def parse_file(path: str, file_name: str, mime_type: str | None, progress: Step 
 
 
 @task(name="parse-file")
-def parse_file_task(path: str, file_name: str, mime_type: str | None, progress: Step = quiet) -> ExtractedDocument:
+def parse_file_task(path: str, file_name: str, mime_type: str | None, settings: Settings,
+                    progress: Step = quiet) -> ExtractedDocument:
     """Prefect task around `parse_file`."""
-    return parse_file(path, file_name, mime_type, progress)
+    return parse_file(path, file_name, mime_type, settings, progress)

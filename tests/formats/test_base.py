@@ -3,6 +3,7 @@ as the formats see it, the zip-bomb check, junk titles, text helpers and section
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 import zipfile
 from pathlib import Path
 
@@ -208,4 +209,4 @@ def test_a_png_named_like_a_pdf_is_read_as_a_picture(tmp_path: Path) -> None:
 def test_a_text_file_without_an_extension_or_mime_type_is_read_as_text(tmp_path: Path) -> None:
     path = tmp_path / "notes"
     path.write_text("Берёзы сажают весной и поливают всё лето.\n", encoding="utf-8")
-    assert parse_file(str(path), "notes", None).source_type == "txt"
+    assert parse_file(str(path), "notes", None, get_settings()).source_type == "txt"

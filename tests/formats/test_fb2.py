@@ -3,6 +3,7 @@ sections, verse, an epigraph, a picture, footnotes — plain and zipped."""
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 import base64
 import zipfile
 from pathlib import Path
@@ -59,7 +60,7 @@ def _book(path: Path) -> Path:
 
 
 def test_an_fb2_book_reads_as_text_with_its_sections_title_and_author(tmp_path: Path) -> None:
-    document = parse_file(str(_book(tmp_path / "roshcha.fb2")), "roshcha.fb2", "application/octet-stream")
+    document = parse_file(str(_book(tmp_path / "roshcha.fb2")), "roshcha.fb2", "application/octet-stream", get_settings())
     assert document.source_type == "fb2"
     assert document.title == "Берёзовая роща своими руками"
     assert document.author == "Анна Петровна Садовая"
@@ -83,24 +84,24 @@ def test_a_zipped_book_and_a_book_without_a_name_are_found_by_their_bytes(tmp_pa
     zipped = tmp_path / "roshcha.fb2.zip"
     with zipfile.ZipFile(zipped, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.write(book, "roshcha.fb2")
-    from_zip = parse_file(str(zipped), "roshcha.fb2.zip", "application/zip")
+    from_zip = parse_file(str(zipped), "roshcha.fb2.zip", "application/zip", get_settings())
     assert from_zip.source_type == "fb2" and "40 сантиметров" in from_zip.text
     nameless = tmp_path / "download"
     nameless.write_bytes(book.read_bytes())
-    assert parse_file(str(nameless), "download", None).title == "Берёзовая роща своими руками"
+    assert parse_file(str(nameless), "download", None, get_settings()).title == "Берёзовая роща своими руками"
 
 
 def test_a_broken_book_is_called_broken_and_a_book_without_a_title_takes_its_first_heading(tmp_path: Path) -> None:
     cut = tmp_path / "cut.fb2"
     cut.write_bytes(BOOK.encode("cp1251")[:700])
     with pytest.raises(IngestError) as caught:
-        parse_file(str(cut), "cut.fb2", None)
+        parse_file(str(cut), "cut.fb2", None, get_settings())
     assert caught.value.user_message == "Не удалось открыть FB2: файл повреждён."
     assert "cut.fb2" in caught.value.reason
     untitled = tmp_path / "untitled.fb2"
     untitled.write_bytes(BOOK.replace("<book-title>Берёзовая роща своими руками</book-title>", "")
                          .encode("cp1251"))
-    assert parse_file(str(untitled), "untitled.fb2", None).title == "Глава 1. Участок"
+    assert parse_file(str(untitled), "untitled.fb2", None, get_settings()).title == "Глава 1. Участок"
 
 
 def test_fb2_is_registered_and_offered_to_users() -> None:

@@ -3,14 +3,17 @@ installed, refused saying so when not; claimed by an image signature only."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pathlib import Path
 
 import pytest
 
 from grove.core.ingest_types import IngestError
+from nodes.ingestion.ocr import Ocr
 from nodes.ingestion.formats import Upload, detect
 from nodes.ingestion.formats.image import FORMAT
-from tests.support.documents import grove_settings, page_image
+from tests.support.documents import page_image
 from tests.support.prerequisites import ocr_missing, require
 
 
@@ -48,8 +51,9 @@ def test_a_picture_with_fewer_than_three_words_is_refused(tmp_path: Path) -> Non
 
 
 def test_without_tesseract_the_refusal_names_the_kind_of_picture(tmp_path: Path) -> None:
-    with grove_settings(ocr_command="no-such-tesseract"), pytest.raises(IngestError) as caught:
-        FORMAT.parse(_upload(tmp_path, "scan.jpg", _jpeg(["Груши"])))
+    upload = _upload(tmp_path, "scan.jpg", _jpeg(["Груши"]))
+    with pytest.raises(IngestError) as caught:
+        FORMAT.parse(replace(upload, ocr=Ocr(command="no-such-tesseract")))
     assert caught.value.user_message.startswith(
         "Этот тип файла не поддерживается: изображение JPEG (распознавание текста на этом сервере не установлено).")
 

@@ -13,6 +13,7 @@ from pypdf import PdfReader, PdfWriter
 from grove.core.ingest_types import IngestError
 from nodes.ingestion.formats import Upload, detect
 from nodes.ingestion.formats.pdf import FORMAT, clean_pages, parse_pdf_source
+from nodes.ingestion.ocr import Ocr
 from tests.support.documents import _register_font, make_pdf
 
 # (text, font size) lines per page
@@ -46,7 +47,7 @@ def _drawn(pages: list[list[tuple[str, int]]], *, title: str | None = None) -> b
 
 
 def test_a_pdf_stream_reads_into_pages_font_headings_and_a_title_from_the_largest_line() -> None:
-    doc = parse_pdf_source(io.BytesIO(_drawn(BOOK, title="untitled")), "https://example.org/sad.pdf")
+    doc = parse_pdf_source(io.BytesIO(_drawn(BOOK, title="untitled")), "https://example.org/sad.pdf", Ocr())
     assert doc.source_type == "pdf" and doc.source_identifier == "https://example.org/sad.pdf"
     assert doc.title == "Сад у дома" and doc.author == "Анна Садовая"
     assert len(doc.pages) == 3 and doc.page_labels == ["1", "2", "3"]
@@ -73,7 +74,7 @@ def test_page_labels_are_the_numbers_the_pdf_prints() -> None:
     writer.set_page_label(2, 3, style="/D", start=1)
     out = io.BytesIO()
     writer.write(out)
-    doc = parse_pdf_source(io.BytesIO(out.getvalue()), "labels.pdf")
+    doc = parse_pdf_source(io.BytesIO(out.getvalue()), "labels.pdf", Ocr())
     assert doc.page_labels == ["i", "ii", "1", "2"]
     assert doc.pages == ["Предисловие.", "Оглавление.", "Глава первая.", "Глава вторая."]
 
@@ -97,7 +98,7 @@ def test_a_pdf_without_pages_is_corrupt(tmp_path: Path) -> None:
     out = io.BytesIO()
     PdfWriter().write(out)
     with pytest.raises(IngestError) as caught:
-        parse_pdf_source(io.BytesIO(out.getvalue()), "empty.pdf")
+        parse_pdf_source(io.BytesIO(out.getvalue()), "empty.pdf", Ocr())
     assert caught.value.user_message == "Не удалось открыть PDF: файл повреждён."
     assert caught.value.reason.startswith("corrupt PDF empty.pdf")  # PDFium loads no page-less PDF
 
@@ -113,11 +114,11 @@ LIBREOFFICE_PAGE = Path(__file__).resolve().parents[2] / "bench" / "sets" / "doc
                        "разрешена, aptitude спросит, что делать:"),
 ])
 def test_a_sentence_printed_over_several_lines_reads_as_one_line(path: Path, sentence: str) -> None:
-    doc = parse_pdf_source(path, path.name)
+    doc = parse_pdf_source(path, path.name, Ocr())
     assert any(sentence in line for line in doc.text.split("\n"))
     assert doc.meta["lines_joined"] > 0
 
 
 def test_program_output_of_a_libreoffice_page_keeps_its_lines() -> None:
-    lines = parse_pdf_source(LIBREOFFICE_PAGE, LIBREOFFICE_PAGE.name).text.split("\n")
+    lines = parse_pdf_source(LIBREOFFICE_PAGE, LIBREOFFICE_PAGE.name, Ocr()).text.split("\n")
     assert " libsdl1.2debian" in lines and "Следующие пакеты НЕРАБОТОСПОСОБНЫ:" in lines

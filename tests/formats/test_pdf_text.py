@@ -4,12 +4,14 @@ is read again by pypdf. The two PDFs are real pages (tests/fixtures/README.md)."
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 from pathlib import Path
 
 import pypdfium2 as pdfium
 
 from nodes.ingestion.formats import pdf_layout, pdf_text
 from nodes.ingestion.formats.pdf import parse_pdf_source
+from nodes.ingestion.ocr import Ocr
 from nodes.ingestion.parse_files import parse_file
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -22,7 +24,7 @@ def _flat(text: str) -> str:
 
 
 def test_a_latex_made_page_keeps_every_word_space() -> None:
-    doc = parse_file(str(LATEX_PAGE), "stead3.pdf", None)
+    doc = parse_file(str(LATEX_PAGE), "stead3.pdf", None, get_settings())
     text = _flat(doc.text)
     assert pdf_text.glued_runs(doc.text) == []
     assert text.startswith("Как запустить игру Чтобы игра запускалась на STEAD3, главный файл игры называют main3.lua")
@@ -60,7 +62,7 @@ def test_a_page_that_fails_the_check_is_read_again_by_pypdf() -> None:
     finally:
         pdf.close()
     assert "∗spanishligs\x04" in pdfium_text and not pdf_text.check(pdfium_text).passed
-    doc = parse_pdf_source(MATH_PAGE, "mongolian.pdf")
+    doc = parse_pdf_source(MATH_PAGE, "mongolian.pdf", Ocr())
     assert doc.meta["pages_read_by_pypdf"] == 1
     assert "\x04" not in doc.text
     assert "∗spanishligs⟩" in doc.text and "/spanishligs⟩" in doc.text and "∗frenchpunct⟩" in doc.text

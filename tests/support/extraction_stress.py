@@ -22,6 +22,7 @@ The documents used by the test and by bench/README.md: `/usr/share/doc/debian-hi
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 import argparse
 import os
 import signal
@@ -56,7 +57,7 @@ def _extract(path: Path, through_link: bool) -> str:
 
             markup = path.read_bytes().decode("utf-8", "replace")
             return f"{len(extract_html(markup, f'https://example.org/{path.name}').text)} characters"
-        return f"{len(parse_file(str(path), path.name, None).text)} characters"
+        return f"{len(parse_file(str(path), path.name, None, get_settings()).text)} characters"
     except IngestError as exc:
         return f"refused: {exc.reason}"
 

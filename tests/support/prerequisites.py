@@ -7,6 +7,7 @@ prerequisite fails the run, so a broken install can never pass as "skipped".
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 import os
 
 import pytest
@@ -25,7 +26,7 @@ def ocr_missing() -> str | None:
     """None when Tesseract reads Russian here, else why not (for `require`)."""
     from nodes.ingestion import ocr
 
-    return None if ocr.available() else "tesseract-ocr with Russian missing: make ocr-deps"
+    return None if ocr.Ocr.of(get_settings()).available() else "tesseract-ocr with Russian missing: make ocr-deps"
 
 
 def history_documents_missing() -> str | None:

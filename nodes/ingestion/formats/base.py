@@ -13,13 +13,14 @@ from __future__ import annotations
 import re
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from grove.core.ingest_types import ExtractedDocument, IngestError, Section
 from grove.core.progress import Step, quiet
+from nodes.ingestion.ocr import Ocr
 
 # Binary signatures recognised only to name them in a refusal.
 _MAGIC_NAMES: tuple[tuple[bytes, str], ...] = (
@@ -92,14 +93,16 @@ class Upload:
     signature: str | None = None
     signature_label: str = ""
     progress: Step = quiet  # told how a long read goes (OCR page by page)
+    ocr: Ocr = field(default_factory=Ocr)  # how scans and photos are read (the settings', handed by parse_file)
 
     @classmethod
-    def open(cls, path: str | Path, name: str, mime_type: str | None, progress: Step = quiet) -> Upload:
+    def open(cls, path: str | Path, name: str, mime_type: str | None, progress: Step = quiet,
+             ocr: Ocr | None = None) -> Upload:
         with open(path, "rb") as handle:
             head = handle.read(2048)
         signature, label = sniff(head)
         return cls(Path(path), name, (mime_type or "").split(";")[0].strip().lower(), head, signature, label,
-                   progress)
+                   progress, ocr or Ocr())
 
     @property
     def ext(self) -> str:

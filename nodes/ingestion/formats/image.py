@@ -8,13 +8,11 @@ from grove.core.ingest_types import ExtractedDocument, IngestError
 
 
 def parse(upload: Upload) -> ExtractedDocument:
-    from nodes.ingestion import ocr
-
     kind = upload.signature_label or "изображение"
-    if not ocr.available():
+    if not upload.ocr.available():
         raise unsupported(f"{kind} (распознавание текста на этом сервере не установлено)",
                           f"{upload.name}: {kind} and no OCR engine")
-    text = clean_text(ocr.image_text(upload.path.read_bytes()))
+    text = clean_text(upload.ocr.image_text(upload.path.read_bytes()))
     if len(text.split()) < 3:
         raise IngestError(f"На изображении «{upload.name}» не удалось распознать текст.",
                           f"{upload.name}: OCR read {len(text)} characters")

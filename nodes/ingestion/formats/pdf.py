@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from grove.core.settings import get_settings
+from nodes.ingestion.ocr import Ocr
 from nodes.ingestion import native
 from nodes.ingestion.formats import pdf_layout, pdf_structure, pdf_text, wrapped_lines
 from nodes.ingestion.formats.base import Format, Upload, file_stem, is_junk_title
@@ -106,9 +106,11 @@ def clean_pages(raw_pages: list[str], labels: list[str]) -> tuple[list[str], dic
                    "hyphens_kept": kept, "lines_joined": lines_joined}
 
 
-def parse_pdf_source(source: str | Path | IO[bytes], identifier: str, progress: Step = quiet) -> ExtractedDocument:
+def parse_pdf_source(source: str | Path | IO[bytes], identifier: str, ocr: Ocr,
+                     progress: Step = quiet) -> ExtractedDocument:
     """Clean text of a PDF (a path or a binary stream): one string per physical page,
-    page labels, title and sections (`pdf_layout`, `pdf_structure`); `progress` told page by page of OCR."""
+    page labels, title and sections (`pdf_layout`, `pdf_structure`); a scan read by `ocr`, `progress` told
+    page by page."""
     data: bytes | Path = Path(source) if isinstance(source, (str, Path)) else source.read()
     layer = _read(data, identifier)
     raw_pages, runs = layer.pages, layer.runs
@@ -117,7 +119,7 @@ def parse_pdf_source(source: str | Path | IO[bytes], identifier: str, progress: 
     rechecked = pdf_text.recheck(raw_pages, data)
     ocr_pages = 0
     if not any(raw_pages):
-        raw_pages = scanned_pages(data, identifier, progress)
+        raw_pages = scanned_pages(data, identifier, ocr, progress)
         runs = [[] for _ in raw_pages]  # no fonts in a scan: no font-size headings
         ocr_pages = len([p for p in raw_pages if p])
     pages, counts = clean_pages(raw_pages, layer.labels)
@@ -140,14 +142,12 @@ def parse_pdf_source(source: str | Path | IO[bytes], identifier: str, progress: 
     )
 
 
-def scanned_pages(source: bytes | Path, identifier: str, progress: Step = quiet) -> list[str]:
-    """A PDF without a text layer, read by OCR from each page's images (at most `ocr_max_pages`);
+def scanned_pages(source: bytes | Path, identifier: str, ocr: Ocr, progress: Step = quiet) -> list[str]:
+    """A PDF without a text layer, read by OCR from each page's images (at most `ocr.max_pages`);
     pypdf takes the images out."""
     import io
 
     from pypdf import PdfReader
-
-    from nodes.ingestion import ocr
 
     try:
         reader = PdfReader(io.BytesIO(source) if isinstance(source, bytes) else source, strict=False)
@@ -160,7 +160,7 @@ def scanned_pages(source: bytes | Path, identifier: str, progress: Step = quiet)
         raise IngestError("В этом PDF нет текстового слоя — похоже, это скан. Распознавание сканов на этом "
                           "сервере не установлено (нужен tesseract-ocr).",
                           f"image-only PDF {identifier}: {count} pages and no OCR engine")
-    limit = get_settings().ocr_max_pages
+    limit = ocr.max_pages
     if count > limit:
         raise IngestError(f"Это скан на {count} страниц — распознаю не больше {limit}. Пришлите часть документа.",
                           f"image-only PDF {identifier}: {count} pages > ocr_max_pages {limit}")
@@ -180,7 +180,7 @@ def scanned_pages(source: bytes | Path, identifier: str, progress: Step = quiet)
 
 
 def parse(upload: Upload) -> ExtractedDocument:
-    return parse_pdf_source(upload.path, upload.name, upload.progress)
+    return parse_pdf_source(upload.path, upload.name, upload.ocr, upload.progress)
 
 
 FORMAT = Format(
