@@ -333,7 +333,7 @@ def test_https_is_pinned_with_real_sni_and_certificate_check(
 
 
 def test_vet_url_pins_and_keeps_host_header(loopback_allowed: None) -> None:
-    target = vet_url("https://[::1]:8443/a?b=1")
+    target = vet_url("https://[::1]:8443/a?b=1", get_settings())
     assert target.ip == "::1" and target.port == 8443
     assert target.host_header == "[::1]:8443"
     assert str(target.pinned_url) == "https://[::1]:8443/a?b=1"

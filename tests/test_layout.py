@@ -185,8 +185,6 @@ NODES_READING_SETTINGS = {
     "nodes/embedding/embedding_runtime.py": "the embedding runtime chosen for this CPU, once per process",
     "nodes/ingestion/media/audio.py": "ingestion: not handed its settings yet",
     "nodes/ingestion/transcribe.py": "the speech model, loaded once per process from the settings",
-    "nodes/ingestion/web/download.py": "ingestion: takes settings, falls back to the process's",
-    "nodes/ingestion/web/guard.py": "ingestion: takes settings, falls back to the process's",
     "nodes/telegram/stream.py": "the draft's edit pace: not handed yet",
 }
 

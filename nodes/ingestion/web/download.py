@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from grove.core.settings import Settings, get_settings
+from grove.core.settings import Settings
 from grove.core.ingest_types import IngestError
 from nodes.ingestion.web.guard import MSG_BAD_URL, MSG_CONNECTION, MSG_TIMEOUT, TransientFetchError, vet_url
 
@@ -101,9 +101,8 @@ def _read_body(response: httpx.Response, limit: int, deadline: float, url: str) 
     return buffer.getvalue()
 
 
-def download(url: str, settings: Settings | None = None) -> Download:
+def download(url: str, settings: Settings) -> Download:
     """GET `url` with the SSRF guard applied to every hop; returns the capped body."""
-    settings = settings or get_settings()
     timeout = httpx.Timeout(settings.fetch_timeout)
     deadline = time.monotonic() + 3 * settings.fetch_timeout  # whole fetch, all hops
     current: str | httpx.URL = url

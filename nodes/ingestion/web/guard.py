@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from grove.core.settings import Settings, get_settings
+from grove.core.settings import Settings
 from grove.core.ingest_types import IngestError
 
 
@@ -121,12 +121,11 @@ def _resolve(host: str, port: int, timeout: float) -> list[str]:
     return addresses
 
 
-def vet_url(url: str | httpx.URL, settings: Settings | None = None) -> VettedTarget:
+def vet_url(url: str | httpx.URL, settings: Settings) -> VettedTarget:
     """Check a URL against the SSRF rules and pick the address to connect to.
 
     Raises IngestError for anything we refuse; never opens a connection.
     """
-    settings = settings or get_settings()
     allow_loopback = settings.allow_loopback_urls
     try:
         parsed = url if isinstance(url, httpx.URL) else httpx.URL(str(url).strip())
