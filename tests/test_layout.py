@@ -183,7 +183,6 @@ NODES_READING_SETTINGS = {
     "nodes/answering/token_budget.py": "the vocabulary the tokens are counted in: the model the settings name",
     "nodes/embedding/embedder.py": "the embedding model, loaded once per process from the settings",
     "nodes/embedding/embedding_runtime.py": "the embedding runtime chosen for this CPU, once per process",
-    "nodes/ingestion/media/audio.py": "ingestion: not handed its settings yet",
     "nodes/ingestion/transcribe.py": "the speech model, loaded once per process from the settings",
     "nodes/telegram/stream.py": "the draft's edit pace: not handed yet",
 }

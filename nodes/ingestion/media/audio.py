@@ -15,10 +15,11 @@ from typing import NamedTuple
 import av
 import numpy as np
 
-from grove.core.settings import get_settings
+from grove.core.settings import Settings
 from grove.core.ingest_types import IngestError
 
 SAMPLE_RATE = 16_000  # what Whisper expects
+MAX_MEDIA_SECONDS: float = Settings.model_fields["max_media_seconds"].default
 DEFAULT_WINDOW_SECONDS = 600.0
 QUIET_SEARCH_SECONDS = 10.0  # look for a cut point in the last this-many seconds of a window
 QUIET_BLOCK_SECONDS = 0.5  # ... as the 0.5 s block with the lowest energy
@@ -88,14 +89,15 @@ def _audio_duration(container: av.container.InputContainer, stream: av.AudioStre
 
 
 def probe_media(
-    path: str | os.PathLike[str], *, require_audio: bool = True, max_seconds: float | None = None
+    path: str | os.PathLike[str], *, require_audio: bool = True, max_seconds: float = MAX_MEDIA_SECONDS
 ) -> MediaInfo:
     """Read container metadata with PyAV.
 
     Raises IngestError when the file is unreadable, has no audio stream (unless
-    `require_audio=False`) or is longer than `max_seconds` (default: settings.max_media_seconds).
+    `require_audio=False`) or is longer than `max_seconds` (the settings' `max_media_seconds`, which
+    transcription hands; by default the settings' default).
     """
-    limit = get_settings().max_media_seconds if max_seconds is None else max_seconds
+    limit = max_seconds
     container = _open(path)
     try:
         audio = container.streams.audio[0] if container.streams.audio else None
