@@ -147,6 +147,10 @@ try:  # the streamed draft, where this tree has it: when would the user see the 
     from nodes.telegram.stream import streaming
 except ImportError:
     streaming = None
+if streaming is not None and "settings" in inspect.signature(streaming).parameters:  # a tree that hands them
+    from grove.core.settings import get_settings
+    _streaming = streaming
+    streaming = lambda origin, chat_id, api: _streaming(origin, chat_id, api, get_settings())
 class FirstWords:  # when the draft first shows anything, and when it first shows the model's words
     def __init__(self):
         self.at = self.model_at = self.last = None

@@ -184,7 +184,6 @@ NODES_READING_SETTINGS = {
     "nodes/embedding/embedder.py": "the embedding model, loaded once per process from the settings",
     "nodes/embedding/embedding_runtime.py": "the embedding runtime chosen for this CPU, once per process",
     "nodes/ingestion/transcribe.py": "the speech model, loaded once per process from the settings",
-    "nodes/telegram/stream.py": "the draft's edit pace: not handed yet",
 }
 
 

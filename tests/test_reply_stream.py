@@ -6,6 +6,7 @@ the scripted local model streaming word by word, the Bot API stand-in — with t
 
 from __future__ import annotations
 
+from grove.core.settings import get_settings
 import json
 
 import psycopg
@@ -271,13 +272,13 @@ def test_words_written_within_the_delay_appear_when_it_ends() -> None:
 def test_a_server_without_drafts_gets_a_message_edited_and_is_remembered(env) -> None:  # type: ignore[no-untyped-def]
     env(GROVE_STREAM_FIRST_CHARS="5", GROVE_STREAM_FIRST_DELAY="0")
     api = OldServer()
-    with streaming("telegram", 1, api) as draft:
+    with streaming("telegram", 1, api, get_settings()) as draft:
         assert draft is not None and draft.draft_id is None  # refused at the placeholder
         draft.show("Малину весной")
     assert [kind for kind, _ in api.calls] == ["send"]
     assert stream._drafts_refused.is_set()
     plain = Api()
-    with streaming("telegram", 2, plain) as draft:  # the next turn does not ask again
+    with streaming("telegram", 2, plain, get_settings()) as draft:  # the next turn does not ask again
         assert draft is not None and draft.draft_id is None
         draft.show("Малину весной")
     assert [kind for kind, _ in plain.calls] == ["send"]
@@ -286,7 +287,7 @@ def test_a_server_without_drafts_gets_a_message_edited_and_is_remembered(env) ->
 def test_groups_never_get_native_drafts(env) -> None:  # type: ignore[no-untyped-def]
     env(GROVE_STREAM_FIRST_CHARS="5", GROVE_STREAM_FIRST_DELAY="0")
     api = Api()
-    with streaming("telegram", -100123, api) as draft:
+    with streaming("telegram", -100123, api, get_settings()) as draft:
         assert draft is not None and draft.draft_id is None
         draft.show("Малину весной")
     assert [kind for kind, _ in api.calls] == ["send"]
@@ -295,7 +296,7 @@ def test_groups_never_get_native_drafts(env) -> None:  # type: ignore[no-untyped
 def test_a_failed_turn_deletes_its_draft(env) -> None:  # type: ignore[no-untyped-def]
     env(GROVE_STREAM_FIRST_CHARS="5", GROVE_STREAM_DRAFTS="false", GROVE_STREAM_FIRST_DELAY="0")
     api = Api()
-    with pytest.raises(RuntimeError), streaming("telegram", 1, api) as draft:
+    with pytest.raises(RuntimeError), streaming("telegram", 1, api, get_settings()) as draft:
         assert draft is not None
         draft.show("Малину весной")
         raise RuntimeError("the turn failed")
@@ -303,10 +304,10 @@ def test_a_failed_turn_deletes_its_draft(env) -> None:  # type: ignore[no-untype
 
 
 def test_nothing_is_streamed_to_the_console_or_when_turned_off(env) -> None:  # type: ignore[no-untyped-def]
-    with streaming("console", 1, Api()) as draft:
+    with streaming("console", 1, Api(), get_settings()) as draft:
         assert draft is None
     env(GROVE_STREAM_ANSWERS="false")
-    with streaming("telegram", 1, Api()) as draft:
+    with streaming("telegram", 1, Api(), get_settings()) as draft:
         assert draft is None
 
 
@@ -476,7 +477,7 @@ def test_the_chat_flow_shows_its_answer_only_in_the_draft_it_is_handed(
     assert seen[-1] == f"{answer}\n\n{passages}"
     api = Api()
     store_facts(other_user_id)
-    with streaming("telegram", -100123, api) as draft:  # a draft open, not handed to the turn
+    with streaming("telegram", -100123, api, get_settings()) as draft:  # a draft open, not handed to the turn
         assert draft is not None
         chat("Чем подкормить малину весной?", other_user_id, session_of.fn(other_user_id, other_user_id))
     assert len(local.requests) == 2 and api.calls == []

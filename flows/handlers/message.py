@@ -66,7 +66,7 @@ def chat_branch(update: IncomingUpdate, state: UserState, sender: Sender) -> lis
     question = fit_question(update.text or "", settings)
     with sender.typing(update.origin, update.chat_id), \
             deadline(settings.chat_deadline, at_most=settings.local_call_cap), \
-            streaming(update.origin, update.chat_id, sender.drafts(), update.user_id) as draft:
+            streaming(update.origin, update.chat_id, sender.drafts(), settings, update.user_id) as draft:
         try:
             answer = answering_flow()(question.text, update.user_id, state.session_id,
                                       show=draft.show if draft else None, settings=settings)

@@ -27,7 +27,7 @@ from telegram.error import BadRequest, EndPointNotFound, InvalidToken, RetryAfte
 
 from grove.core import shutdown
 from grove.core.messages import Origin, stop_data
-from grove.core.settings import get_settings
+from grove.core.settings import Settings
 from nodes.telegram.api import TELEGRAM_TEXT_LIMIT, BotApi, retry_after_seconds, split_text
 
 log = logging.getLogger(__name__)
@@ -337,15 +337,14 @@ def _stop_button(data: str | None) -> InlineKeyboardMarkup | None:
 
 
 @contextmanager
-def streaming(origin: Origin, chat_id: int, api: DraftApi | None = None,
+def streaming(origin: Origin, chat_id: int, api: DraftApi | None, settings: Settings,
               user_id: int | None = None) -> Iterator[Draft | None]:
-    """The draft message the turn's answer is shown in while it is written (Telegram only, if enabled),
-    through `api` (None: the process has no bot, and nothing is streamed).
+    """The draft message the turn's answer is shown in while it is written (Telegram only, if the settings
+    say so, at their pace), through `api` (None: the process has no bot, and nothing is streamed).
 
     Yields the draft (its `show` is handed to the answering flow; its ``message_id`` is what the final
     reply replaces) or None when nothing is streamed. An exception leaving the block deletes the draft.
     """
-    settings = get_settings()
     if origin != "telegram" or api is None or not settings.stream_answers:
         yield None
         return
