@@ -133,7 +133,7 @@ def planned_answer(question: str, user_id: int, session_id: str, history: list[C
     if outcome.plan is None:
         policy.signals.append(Signal(name="plan_rejected", detail=outcome.error or ""))
         return None
-    run = complex_query(question, user_id, outcome.plan, history)
+    run = complex_query(question, user_id, outcome.plan, history, settings)
     policy.signals.append(Signal(name=f"plan:{analysis.kind}"))
     policy.signals += [Signal(name="plan_cut", detail=run.cut)] if run.cut else []
     checked = checked_plan(run, question, settings)

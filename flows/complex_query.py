@@ -48,25 +48,23 @@ class PlanRun(BaseModel):
     cut: str | None = Field(default=None, description="why the plan stopped before its answer (the turn's deadline)")
 
 
-def _budget() -> TokenBudgetManager:
-    settings = get_settings()
+def _budget(settings: Settings) -> TokenBudgetManager:
     return TokenBudgetManager(settings.planner_token_budget, settings.planner_response_tokens)
 
 
-def _ask(messages: list[dict[str, Any]], response_tokens: int) -> tuple[str, int, dict[str, int]]:
+def _ask(messages: list[dict[str, Any]], response_tokens: int, settings: Settings) -> tuple[str, int, dict[str, int]]:
     prompt_tokens = count_message_tokens(messages)
     # Handed no draft (`on_text`): a plan's steps, its synthesis too, are not shown as they are written.
-    reply = complete(messages, ChatModel(get_settings()), max_tokens=response_tokens)
+    reply = complete(messages, ChatModel(settings), max_tokens=response_tokens)
     return reply.content, prompt_tokens, reply.usage
 
 
 @task(retries=2, retry_delay_seconds=[1, 4],
       retry_condition_fn=lambda e: isinstance(e, TransientLLMError))
 def run_step(step: Step, question: str, user_id: int, finished: list[StepResult], number: int,
-             total: int, history: list[ChatMessage]) -> StepResult:
+             total: int, history: list[ChatMessage], settings: Settings) -> StepResult:
     """One step: a search of the user's documents, or one budgeted model call over earlier results."""
     started = time.perf_counter()
-    settings = get_settings()
     if step.action == "search":
         query = str(step.params["query"])
         vector = get_embedder().embed_query(query)
@@ -76,7 +74,7 @@ def run_step(step: Step, question: str, user_id: int, finished: list[StepResult]
     if step.action != "synthesize" and all(r.empty for r in finished if r.step_id in step.depends_on):
         return StepResult(step_id=step.id, action=step.action, skipped=True, text="",
                           seconds=time.perf_counter() - started)
-    budget = _budget()
+    budget = _budget(settings)
     if step.action == "synthesize":
         messages = _synthesis_messages(question, step, finished, history, number, total, budget)
     else:
@@ -86,7 +84,7 @@ def run_step(step: Step, question: str, user_id: int, finished: list[StepResult]
         allocation = budget.allocate_for_step(number, total, count_message_tokens([{"content": head}]))
         materials = build_context(step.depends_on, finished, "selective", allocation.rag + allocation.history)
         messages = [{"role": "user", "content": head + materials}]
-    text, prompt_tokens, usage = _ask(messages, budget.reserved_for_response)
+    text, prompt_tokens, usage = _ask(messages, budget.reserved_for_response, settings)
     return StepResult(step_id=step.id, action=step.action, text=text, prompt_tokens=prompt_tokens, usage=usage,
                       seconds=time.perf_counter() - started)
 
@@ -104,9 +102,10 @@ def _synthesis_messages(question: str, step: Step, finished: list[StepResult], h
     return messages + [{"role": "user", "content": question}]
 
 
-def _number_fragments(results: list[StepResult], registry: list[Fragment]) -> None:
-    """Give each search result's fragments global numbers [n] and render them as the step's text."""
-    budget = get_settings().planner_token_budget // 4
+def _number_fragments(results: list[StepResult], registry: list[Fragment], token_budget: int) -> None:
+    """Give each search result's fragments global numbers [n] and render them as the step's text
+    (a quarter of the plan's `token_budget` each)."""
+    budget = token_budget // 4
     for result in results:
         if result.action != "search":
             continue
@@ -141,9 +140,11 @@ def adapt(plan: Plan, results: dict[str, StepResult], question: str) -> tuple[Pl
 
 
 @flow(name="complex-query", flow_run_name="plan-user{user_id}")
-def complex_query(question: str, user_id: int, plan: Plan, history: list[ChatMessage]) -> PlanRun:
-    """Run the plan layer by layer; independent steps of a layer run in parallel."""
-    settings = get_settings()
+def complex_query(question: str, user_id: int, plan: Plan, history: list[ChatMessage],
+                  settings: Settings | None = None) -> PlanRun:
+    """Run the plan layer by layer; independent steps of a layer run in parallel; `settings` the turn's
+    (None: the process's, as a run Prefect starts has)."""
+    settings = settings or get_settings()
     logger = run_logger()
     results: dict[str, StepResult] = {}
     finished: list[StepResult] = []
@@ -159,10 +160,10 @@ def complex_query(question: str, user_id: int, plan: Plan, history: list[ChatMes
         layer = pending[0]
         total = len(plan.steps)
         futures = [run_step.with_options(task_run_name=f"{s.id}-{s.action}").submit(
-                       s, question, user_id, list(finished), len(results) + 1, total, history)
+                       s, question, user_id, list(finished), len(results) + 1, total, history, settings)
                    for s in layer]
         done, cut = _results(futures)
-        _number_fragments(done, registry)
+        _number_fragments(done, registry, settings.planner_token_budget)
         for result in done:
             results[result.step_id] = result
             finished.append(result)
@@ -180,7 +181,7 @@ def complex_query(question: str, user_id: int, plan: Plan, history: list[ChatMes
     run = PlanRun(text=final.text if final else "", fragments=registry, steps=finished, adaptations=adaptations,
                   max_prompt_tokens=max((r.prompt_tokens for r in finished), default=0),
                   cut=None if final else cut)
-    _report(plan, run)
+    _report(plan, run, settings.planner_token_budget)
     return run
 
 
@@ -206,8 +207,8 @@ def _results(futures: list[TaskFuture[StepResult]]) -> tuple[list[StepResult], s
     return done, cut
 
 
-def _report(plan: Plan, run: PlanRun) -> None:
-    lines = [f"**plan** ({plan.kind}), {len(run.steps)} steps, budget {get_settings().planner_token_budget} tokens",
+def _report(plan: Plan, run: PlanRun, token_budget: int) -> None:
+    lines = [f"**plan** ({plan.kind}), {len(run.steps)} steps, budget {token_budget} tokens",
              "", "| step | action | depends on | prompt tokens | usage | seconds | status |",
              "|---|---|---|---|---|---|---|"]
     for result in run.steps:
