@@ -178,7 +178,7 @@ def new_question(profile: DomainProfile, question: str, user_id: int, session_id
         return _variety_question(profile, context, 1, signals)
     if case == "specific":
         return _final(profile, context, question, culture,
-                      ask_consultation_llm(profile, question, culture, "grounded", user_id, session_id,
+                      ask_consultation_llm(profile, question, culture, "grounded", user_id, session_id, settings,
                                            search_text, [Signal(name="followup")] if followup else None,
                                            topic_id=topic.id, show=show), settings,
                       signals=signals, root=previous if followup else None)
@@ -186,7 +186,7 @@ def new_question(profile: DomainProfile, question: str, user_id: int, session_id
     # a documented answer beats a question back. With nothing there, the small local model asks
     # the profile's question without a call (answering from general knowledge, it looped and
     # drifted); a remote model may ask its own clarifying question or answer (seed 000, CASE 1).
-    snippets, trace = library_snippets(profile, culture, "best_general", search_text or question)
+    snippets, trace = library_snippets(profile, culture, "best_general", search_text or question, settings)
     wanted = intents.asked(question, previous)
     if snippets and wanted and not any(intents.hits(s.content).keys() & set(wanted) for s in snippets):
         # The general part speaks of something else (watering for «Как подкармливать?»): ask the crop.
@@ -194,12 +194,12 @@ def new_question(profile: DomainProfile, question: str, user_id: int, session_id
         snippets = []
     if snippets:
         return _final(profile, context, question, culture,
-                      ask_consultation_llm(profile, question, culture, "grounded", user_id, session_id,
+                      ask_consultation_llm(profile, question, culture, "grounded", user_id, session_id, settings,
                                            retrieved=(snippets, trace), topic_id=topic.id, show=show), settings,
                       signals=signals)
     if endpoint_of(settings).is_local:
         return _ask_culture(profile, context, signals, trace)
-    asked = ask_consultation_llm(profile, question, culture, "clarify", user_id, session_id, topic_id=topic.id,
+    asked = ask_consultation_llm(profile, question, culture, "clarify", user_id, session_id, settings, topic_id=topic.id,
                                  show=show)
     if not asked.failed and is_clarification_question(asked.text):
         save_state(user_id, State.WAITING_CLARIFICATION, context, 1)
@@ -222,7 +222,7 @@ def variety_answer(profile: DomainProfile, state: ConsultationState, answer: str
     if context.topic_id is not None:
         set_topic_culture(context.topic_id, culture)
     question = f"{context.root_question} ({answer})"
-    asked = ask_consultation_llm(profile, question, culture, "grounded", context.user_id, context.session_id,
+    asked = ask_consultation_llm(profile, question, culture, "grounded", context.user_id, context.session_id, settings,
                                  topic_id=context.topic_id, show=show)
     return _final(profile, context, question, culture, asked, settings, signals=signals)
 
@@ -242,13 +242,13 @@ def clarification_answer(profile: DomainProfile, state: ConsultationState, answe
         moved = context.model_copy(update={"culture": culture, "root_question": combined})
         return _variety_question(profile, moved, state.turns + 1, signals)
     if case == "specific":
-        asked = ask_consultation_llm(profile, combined, culture, "grounded", context.user_id, context.session_id,
+        asked = ask_consultation_llm(profile, combined, culture, "grounded", context.user_id, context.session_id, settings,
                                      topic_id=context.topic_id, show=show)
         return _final(profile, context, combined, culture, asked, settings, signals=signals)
     if state.turns >= settings.consultation_max_clarifications:
         # Stall guard: the user has been asked enough; answer as well as possible and leave the loop.
         asked = ask_consultation_llm(profile, combined, culture, "best_general", context.user_id,
-                                     context.session_id, topic_id=context.topic_id, show=show)
+                                     context.session_id, settings, topic_id=context.topic_id, show=show)
         if asked.failed or asked.fallback or is_clarification_question(asked.body):
             return _cannot_tell(profile, context, combined, culture, signals, asked.trace)
         return _final(profile, context, combined, culture, asked, settings, signals=signals, guards=["stall"])

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from flows import texts
 from grove.core.runs import run_logger
-from grove.core.settings import get_settings
+from grove.core.settings import Settings
 from nodes.store.chat_history import ChatMessage, load_history
 from nodes.answering.consultation_prompt import (
     KNOWLEDGE_HEADER,
@@ -51,38 +51,37 @@ class Asked(BaseModel):
     failure: str | None = None
 
 
-def _style() -> Style:
+def _style(settings: Settings) -> Style:
     """The answer template's style for the model in use (the short one for the local model)."""
-    settings = get_settings()
     return settings.local_prompt_style if endpoint_of(settings).is_local else "full"
 
 
-def library_snippets(profile: DomainProfile, culture: str, mode: Mode, text: str) -> tuple[list[Snippet], list[str]]:
+def library_snippets(profile: DomainProfile, culture: str, mode: Mode, text: str,
+                     settings: Settings) -> tuple[list[Snippet], list[str]]:
     """Tier 1 and tier 2 for the question: the culture's own (grounded) or the library's general part."""
     subcategory = culture if mode == "grounded" else profile.fallback_subcategory
     retrieval = retrieve_unified_snippets(profile.category, subcategory, profile.general_subcategory(subcategory),
-                                          embed_query(text), get_settings(), profile.family(subcategory))
+                                          embed_query(text), settings, profile.family(subcategory))
     return retrieval.snippets, retrieval.trace
 
 
 def _fitted(profile: DomainProfile, text: str, culture: str, mode: Mode, snippets: list[Snippet],
-            history: list[ChatMessage], policy: TurnPolicy) -> tuple[list[Snippet], list[ChatMessage]]:
+            history: list[ChatMessage], policy: TurnPolicy, settings: Settings) -> tuple[list[Snippet], list[ChatMessage]]:
     """Fragments in retrieval order (distance first, see nodes.retrieval.unified_retrieve) and the newest
     history pairs that fit the model's window.
 
     Fragments stop at `consultation_fragment_tokens`; history keeps at least a share of the room
     (`nodes.answering.context_window`).
     """
-    rules = system_prompt(profile, culture, profile.category, mode, [], policy.signals, policy.recent_bot, _style())
+    rules = system_prompt(profile, culture, profile.category, mode, [], policy.signals, policy.recent_bot, _style(settings))
     fixed = request_tokens([{"role": "system", "content": rules}, {"role": "user", "content": text}])
     fixed += count_tokens(KNOWLEDGE_HEADER) + 1 if snippets else 0
     costs = [count_tokens(fragment_text(n, s)) + 1 for n, s in enumerate(snippets, 1)]
-    settings = get_settings()
     return pipeline.fit(fixed, costs, history, snippets, prompt_room(settings), cap=settings.consultation_fragment_tokens)
 
 
 def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: Mode,
-                         user_id: int, session_id: str, search_text: str | None = None,
+                         user_id: int, session_id: str, settings: Settings, search_text: str | None = None,
                          signals: list[Signal] | None = None,
                          retrieved: tuple[list[Snippet], list[str]] | None = None,
                          topic_id: int | None = None, show: Show | None = None) -> Asked:
@@ -93,15 +92,14 @@ def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: 
     retrieval already made (snippets, trace). The history is the topic's own (`topic_id`),
     and none at all when an approved pair matched: the model then follows the pair, not an
     earlier reply it would otherwise repeat. The draft is checked before it is returned; while it
-    is written, it is shown in `show` (the turn's draft, if any).
+    is written, it is shown in `show` (the turn's draft, if any); `settings` the turn's.
     """
-    settings = get_settings()
     snippets: list[Snippet] = []
     trace: list[str] = []
     if retrieved is not None:
         snippets, trace = retrieved
     elif mode != "clarify":
-        snippets, trace = library_snippets(profile, culture, mode, search_text or text)
+        snippets, trace = library_snippets(profile, culture, mode, search_text or text, settings)
     history = load_history(user_id, session_id, pairs=settings.history_pairs, topic_id=topic_id)
     approved = any(s.source_type == "qa" for s in snippets)
     if approved:
@@ -109,8 +107,8 @@ def ask_consultation_llm(profile: DomainProfile, text: str, culture: str, mode: 
         trace.append("есть одобренный ответ: история темы в запрос не передаётся")
     policy = prepare_turn(text, history, settings, signals)
     found = list(snippets)
-    snippets, history = _fitted(profile, text, culture, mode, snippets, history, policy)
-    style = _style()
+    snippets, history = _fitted(profile, text, culture, mode, snippets, history, policy, settings)
+    style = _style(settings)
 
     def prompt(policy: TurnPolicy) -> str:
         return system_prompt(profile, culture, profile.category, mode, snippets, policy.signals,
