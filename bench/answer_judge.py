@@ -1,6 +1,7 @@
 """Whether the passages answer: how well the local model's judgment separates, and where to put its threshold.
 
 Run: .venv/bin/python -m bench.answer_judge kmail,gnote=DUMP.json [sysmonitor,rhythmbox=DUMP.json …]
+     .venv/bin/python -m bench.answer_judge --shut kolf,step,kwordquiz,kig
 
 Reads `bench.answer_eval --dump` files (each with the sets it was run on, in order). For every
 recorded question with fragments, the passages the answer would quote are chosen from those
@@ -11,6 +12,11 @@ them (`nodes.answering.answer_judge.answer_odds`, on a server of its own). A que
 but retrieval missed the passage. Printed per gate band (the gate as recorded: passed, near):
 the odds of each label, and per threshold how many answering passages are kept and how many
 silent questions refused, with the AUC of answers against silent.
+
+`--shut NAMES`: no dump; the named sets' stores are built (bench/eval_stores.py), every question is
+searched as a turn searches it (`rag_db_query`, the gate's `decide`), and the questions the gate
+shuts (past the near band) are judged over the passages their answer would quote: the band where
+the judgment decides whether the model drafts from them or answers from general knowledge.
 """
 
 from __future__ import annotations
@@ -18,12 +24,14 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from bench.cpu import describe_cpu
 
-THRESHOLDS = (0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
+THRESHOLDS = (0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
 
 
 def auc(positive: list[float], negative: list[float]) -> float | None:
@@ -63,8 +71,40 @@ def judged(dumps: list[tuple[list[str], Path]], config: str | None = None) -> li
     return rows
 
 
+def shut(names: list[str]) -> list[dict[str, Any]]:
+    """The questions the gate shuts in the named sets' stores, judged (see the module's note)."""
+    from bench.answer_eval import has_fact
+    from bench.eval_stores import stores
+    from flows.rag_query import rag_db_query
+    from grove.core.settings import get_settings
+    from nodes.answering.answer_judge import answer_odds
+    from nodes.answering.quote import select_quote
+    from nodes.retrieval.search_gate import decide, search_query
+
+    rows = []
+    with stores(names) as sets, local_model():  # the stores first: building them reads the settings afresh
+        for evalset in sets:
+            for question in [*evalset.questions, *evalset.silent]:
+                settings = get_settings()
+                query = search_query(question.text, [], settings.search_followup_words)
+                found = rag_db_query(query, evalset.owner)
+                gate = decide(query, query, found, settings=settings)
+                if gate.passed or gate.near or not found:
+                    continue
+                shown = [f.text for f in found[:settings.local_answer_fragments]]
+                passages = [q.text for q in select_quote(question.text, shown)]
+                if not passages:
+                    continue
+                label = ("silent" if not question.answerable
+                         else "answers" if has_fact(" ".join(passages), question) else "lacking")
+                odds = answer_odds(question.text, passages, settings)
+                rows.append({"id": question.id, "label": label, "band": "shut", "odds": odds})
+                print(f"{question.id}\tshut\t{label}\t{odds if odds is None else round(odds, 3)}", flush=True)
+    return rows
+
+
 def report(rows: list[dict[str, Any]]) -> None:
-    for band in ("passed", "near"):
+    for band in ("passed", "near", "shut"):
         inside = [r for r in rows if r["band"] == band and r["odds"] is not None]
         if not inside:
             continue
@@ -85,14 +125,9 @@ def report(rows: list[dict[str, Any]]) -> None:
                   f"| {lacking}/{len(odds['lacking'])} |")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("items", nargs="+", help="the sets a dump was run on and the dump, as NAMES=DUMP "
-                        "(kmail,gnote=/tmp/dump.json)")
-    parser.add_argument("--config", help="the dumps' configuration to read (default: each dump's first)")
-    args = parser.parse_args()
-    dumps = [(names.split(","), Path(dump)) for names, _, dump in (item.partition("=") for item in args.items)]
-
+@contextmanager
+def local_model() -> Iterator[None]:
+    """The packaged local model on a server of its own, named in the settings for the block."""
     from grove.core.settings import configure, get_settings
     from grove.infra.llm_server import LocalLLMServer
     from tests.conftest import free_port
@@ -102,10 +137,25 @@ def main() -> None:
                             log_file=Path(tempfile.mkdtemp(prefix="grove-answer-judge-")) / "llm.log")
     configure(local_llm_url=server.start(), llm_retries=0)
     try:
-        print(describe_cpu(), flush=True)
-        report(judged(dumps, args.config))
+        yield
     finally:
         server.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("items", nargs="*", help="the sets a dump was run on and the dump, as NAMES=DUMP "
+                        "(kmail,gnote=/tmp/dump.json)")
+    parser.add_argument("--config", help="the dumps' configuration to read (default: each dump's first)")
+    parser.add_argument("--shut", help="no dumps: judge the questions the gate shuts in these sets' stores")
+    args = parser.parse_args()
+    print(describe_cpu(), flush=True)
+    if args.shut:
+        report(shut(args.shut.split(",")))
+        return
+    dumps = [(names.split(","), Path(dump)) for names, _, dump in (item.partition("=") for item in args.items)]
+    with local_model():
+        report(judged(dumps, args.config))
 
 
 if __name__ == "__main__":
