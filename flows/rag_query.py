@@ -10,16 +10,17 @@ from __future__ import annotations
 
 from grove.core.observe import flow
 
-from grove.core.settings import get_settings
+from grove.core.settings import Settings, get_settings
 from nodes.embedding.embedder import embed_query
 from nodes.retrieval.rerank_fragments import rerank_fragments
 from nodes.retrieval.retrieve import Fragment, candidate_search
 
 
 @flow(name="rag-db-query", flow_run_name="rag-db-query-user{owner_id}")
-def rag_db_query(query: str, owner_id: int) -> list[Fragment]:
-    """This user's best fragments for the query, as data with their sources."""
-    settings = get_settings()
+def rag_db_query(query: str, owner_id: int, settings: Settings | None = None) -> list[Fragment]:
+    """This user's best fragments for the query, as data with their sources; `settings` the turn's (None:
+    the process's, as a run Prefect starts has)."""
+    settings = settings or get_settings()
     vector = embed_query(query)
     candidates = candidate_search(owner_id, query, vector, settings.retrieval_candidates, settings)
     if not candidates:

@@ -49,9 +49,9 @@ GENERAL_LEAD = "В ваших документах этого нет. Отвеч
 
 
 class Search(Protocol):
-    """The user's best fragments for a query (flows/rag_query.py `rag_db_query`)."""
+    """The user's best fragments for a query (flows/rag_query.py `rag_db_query`), by the turn's settings."""
 
-    def __call__(self, query: str, owner_id: int) -> list[Fragment]: ...
+    def __call__(self, query: str, owner_id: int, settings: Settings | None = None) -> list[Fragment]: ...
 
 
 class TurnDraft(BaseModel):
@@ -88,7 +88,7 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
     judged: float | None = None
     if has_documents(user_id):
         query = search_query(question, history, settings.search_followup_words)
-        found = search(query, user_id)
+        found = search(query, user_id, settings)
         unknown = unknown_things(query, user_id) if found and settings.search_gate_unknown_things else []
         gate = decide(query, query, found, settings=settings, unknown=unknown)
         if gate.unknown and own_wording(question, gate.fragments[:settings.local_answer_fragments]):
@@ -311,7 +311,7 @@ def remote_draft(question: str, user_id: int, history: list[ChatMessage], policy
             if query != written:
                 log.info("model's query %r is not a plausible search; searching the question", written)
             messages, fragments = with_fragments(question, history, policy, call.id, query,
-                                                 search(query, user_id), settings)
+                                                 search(query, user_id, settings), settings)
             final = ask(messages, on_text=show)  # no tools offered: a second search is impossible
         elif first.content:
             final = first
