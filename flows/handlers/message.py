@@ -46,6 +46,7 @@ def chat_branch(update: IncomingUpdate, state: UserState, sender: Sender) -> lis
     carries a domain profile, by the consultation flow (seed 000)."""
     from flows.answering import answering_flow
 
+    settings = get_settings()  # read once for the turn, handed to each step of it
     said = ""
     if not update.text:
         voice = spoken(update.attachments)
@@ -53,7 +54,7 @@ def chat_branch(update: IncomingUpdate, state: UserState, sender: Sender) -> lis
             return offer_indexing(update)
         try:
             with sender.typing(update.origin, update.chat_id):
-                heard = transcribe_question(voice, sender.api, get_settings())
+                heard = transcribe_question(voice, sender.api, settings)
         except IngestError as exc:
             if (run := current_run()) is not None:
                 run.fail(f"voice question not transcribed: {exc.reason}")
@@ -61,8 +62,8 @@ def chat_branch(update: IncomingUpdate, state: UserState, sender: Sender) -> lis
         said = texts.voice_heard(heard)
         update = update.model_copy(update={"text": heard})
     # A question longer than the model's room is cut before anything sees it, so neither this
-    # turn nor the history it is stored in can overflow the window.
-    settings = get_settings()  # the local model's speed may move the deadline, up to the call cap from now
+    # turn nor the history it is stored in can overflow the window. The local model's speed may move
+    # the deadline, up to the call cap from now.
     question = fit_question(update.text or "", settings)
     with sender.typing(update.origin, update.chat_id), \
             deadline(settings.chat_deadline, at_most=settings.local_call_cap), \
