@@ -22,7 +22,7 @@ from flows import texts
 from grove.store import jobs, outbox
 from grove.store.db import StoreUnavailable
 from grove.core.messages import Reply
-from grove.core.settings import get_settings
+from grove.core.settings import Settings, get_settings
 from nodes.ingestion.chunk_document import chunk_document
 from nodes.store.document_store import (activate_documents, content_hash, delete_documents, discard_pending, find_document,
                                   message_documents, store_document)
@@ -75,10 +75,11 @@ def _branch_run_name(parameters: dict[str, Any]) -> str:
 class Extractor(Protocol):
     """Reads one kind of item (`IngestItem.kind`) into a document; IngestError when it cannot."""
 
-    def __call__(self, item: IngestItem, files: BotApi | None, progress: Step) -> ExtractedDocument: ...
+    def __call__(self, item: IngestItem, files: BotApi | None, settings: Settings,
+                 progress: Step) -> ExtractedDocument: ...
 
 
-def from_text(item: IngestItem, files: BotApi | None, progress: Step) -> ExtractedDocument:
+def from_text(item: IngestItem, files: BotApi | None, settings: Settings, progress: Step) -> ExtractedDocument:
     """A text message: itself, titled by its first line."""
     text = (item.text or "").strip()
     first_line = text.splitlines()[0] if text else ""
@@ -87,17 +88,17 @@ def from_text(item: IngestItem, files: BotApi | None, progress: Step) -> Extract
                              title=title or None, text=text)
 
 
-def from_link(item: IngestItem, files: BotApi | None, progress: Step) -> ExtractedDocument:
+def from_link(item: IngestItem, files: BotApi | None, settings: Settings, progress: Step) -> ExtractedDocument:
     """A link: the crawler (pages, PDFs behind links)."""
     if item.url is None:
         raise ValueError(f"link item {item.source_identifier!r} has no URL")
-    return fetch_url(item.url, get_settings(), progress)
+    return fetch_url(item.url, settings, progress)
 
 
-def _local(item: IngestItem, files: BotApi | None) -> IngestItem:
+def _local(item: IngestItem, files: BotApi | None, settings: Settings) -> IngestItem:
     """The item with its bytes on disk (downloaded from Telegram through `files` when they are not yet)."""
     if item.path is None and item.telegram_file_id:
-        item = download_telegram_file(item, files, download_limit(get_settings()))
+        item = download_telegram_file(item, files, download_limit(settings))
     if item.path is None:
         raise ValueError(f"item {item.source_identifier!r} has no file")
     return item
@@ -109,20 +110,19 @@ def media_source_type(item: IngestItem) -> SourceType:
     return "voice" if item.attachment_kind == "voice" else "audio"
 
 
-def from_media(item: IngestItem, files: BotApi | None, progress: Step) -> ExtractedDocument:
+def from_media(item: IngestItem, files: BotApi | None, settings: Settings, progress: Step) -> ExtractedDocument:
     """Voice, audio, video: Whisper."""
-    item = _local(item, files)
+    item = _local(item, files, settings)
     assert item.path is not None
     return transcribe(item.path, source_type=media_source_type(item),
                       source_identifier=item.file_name or item.source_identifier)
 
 
-def from_file(item: IngestItem, files: BotApi | None, progress: Step) -> ExtractedDocument:
+def from_file(item: IngestItem, files: BotApi | None, settings: Settings, progress: Step) -> ExtractedDocument:
     """A document: the file formats (`nodes.ingestion.formats`), named after the file the user sent."""
-    item = _local(item, files)
+    item = _local(item, files, settings)
     assert item.path is not None
-    document = parse_file_task(item.path, item.file_name or Path(item.path).name, item.mime_type, get_settings(),
-                               progress)
+    document = parse_file_task(item.path, item.file_name or Path(item.path).name, item.mime_type, settings, progress)
     if item.file_name:
         document = document.model_copy(update={"source_identifier": item.file_name})
     return document
@@ -131,9 +131,9 @@ def from_file(item: IngestItem, files: BotApi | None, progress: Step) -> Extract
 EXTRACTORS: dict[InputKind, Extractor] = {"text": from_text, "link": from_link, "media": from_media, "file": from_file}
 
 
-def extract(item: IngestItem, files: BotApi | None, progress: Step) -> ExtractedDocument:
+def extract(item: IngestItem, files: BotApi | None, settings: Settings, progress: Step) -> ExtractedDocument:
     """The branch for the item's kind (`EXTRACTORS`); `files`: the bot a Telegram file is downloaded with."""
-    return EXTRACTORS[item.kind](item, files, progress)
+    return EXTRACTORS[item.kind](item, files, settings, progress)
 
 
 def _summary(item: IngestItem, outcome: IngestOutcome, document: ExtractedDocument | None,
@@ -153,21 +153,22 @@ def _summary(item: IngestItem, outcome: IngestOutcome, document: ExtractedDocume
 
 def ingest_source(item: IngestItem, owner_id: int, subcategory: str | None = None,
                   job_id: int | None = None, pending: bool = False, files: BotApi | None = None,
-                  progress: Callback | None = None) -> IngestOutcome:
+                  progress: Callback | None = None, settings: Settings | None = None) -> IngestOutcome:
     """extract → (dedupe) → chunk → embed → store for one source; raises IngestError on bad input.
 
     A `pending` source is stored unsearchable, for the job to activate (an edited message's new version)."""
     name = item.label
-    return _ingest_source(item, name, owner_id, subcategory, job_id, pending, files, of_source(progress, name))
+    return _ingest_source(item, name, owner_id, subcategory, job_id, pending, files, settings or get_settings(),
+                          of_source(progress, name))
 
 
-def _ingest_source(item: IngestItem, name: str, owner_id: int, subcategory: str | None,
-                   job_id: int | None, pending: bool, files: BotApi | None, step: Step) -> IngestOutcome:
+def _ingest_source(item: IngestItem, name: str, owner_id: int, subcategory: str | None, job_id: int | None,
+                   pending: bool, files: BotApi | None, settings: Settings, step: Step) -> IngestOutcome:
     timings: dict[str, float] = {}
     started = time.perf_counter()
     try:
         step("extract", 0, 1)
-        document = extract(item, files, step)
+        document = extract(item, files, settings, step)
         timings["extract"] = time.perf_counter() - started
         existing = find_document(owner_id, content_hash(document.text))
         if existing is not None:
@@ -178,7 +179,7 @@ def _ingest_source(item: IngestItem, name: str, owner_id: int, subcategory: str 
                                     chunks=existing.chunk_count, document_id=existing.document_id)
         else:
             mark = time.perf_counter()
-            chunked = chunk_document(document, get_settings())
+            chunked = chunk_document(document, settings)
             timings["chunk"] = time.perf_counter() - mark
             step("embed", 0, len(chunked.chunks))
             mark = time.perf_counter()
@@ -266,13 +267,16 @@ def confirmation(outcomes: list[IngestOutcome]) -> str:
 @flow(name="ingest", flow_run_name=_flow_run_name)
 def ingest(items: list[IngestItem], owner_id: int, subcategory: str | None = None,
            job_id: int | None = None, pending: bool = False, files: BotApi | None = None,
-           progress: Callback | None = None) -> list[IngestOutcome]:
+           progress: Callback | None = None, settings: Settings | None = None) -> list[IngestOutcome]:
     """Run every item as a parallel branch; the run is Failed (with the reasons) if any item failed.
 
     `pending`: what is stored stays unsearchable until the caller activates it. `files`: the bot that
     downloads the files users sent (a run started from the UI has none: it indexes links and text);
-    `progress`: told how each item goes (a Telegram message, a progress bar), may raise to stop the work."""
-    futures = [ingest_branch.submit(item, owner_id, subcategory, job_id, pending, files, progress) for item in items]
+    `progress`: told how each item goes (a Telegram message, a progress bar), may raise to stop the work;
+    `settings`: the caller's (None: the process's, as a run Prefect starts has)."""
+    settings = settings or get_settings()
+    futures = [ingest_branch.submit(item, owner_id, subcategory, job_id, pending, files, progress, settings)
+               for item in items]
     outcomes = []
     for item, future in zip(items, futures):
         result = future.result(raise_on_failure=False)
@@ -359,7 +363,8 @@ def ingest_job(job: jobs.Job, stop: threading.Event | None = None, sender: Sende
     which the worker writes with the job's end in one transaction and delivers after it. `sender`: the
     worker's, which edits the progress and downloads the files."""
     items = [IngestItem.model_validate(i) for i in job.payload["items"]]
-    progress = ProgressMessage(job, [i.label for i in items], get_settings().progress_every,
+    settings = get_settings()
+    progress = ProgressMessage(job, [i.label for i in items], settings.progress_every,
                                stop or threading.Event(), sender)
     # An edited message: its new version is stored unsearchable, then takes the place of what the
     # earlier version indexed (jobs of one user run in order, so that job has finished) in the
@@ -369,7 +374,8 @@ def ingest_job(job: jobs.Job, stop: threading.Event | None = None, sender: Sende
     edit = message_id is not None
     earlier = message_documents(job.user_id, job.chat_id, message_id, job.id) if message_id is not None else []
     discard_pending(job.user_id)  # what an edit that failed or was cut short left unsearchable
-    outcomes = ingest(items, job.user_id, job_id=job.id, pending=edit, files=sender.api, progress=progress)
+    outcomes = ingest(items, job.user_id, job_id=job.id, pending=edit, files=sender.api, progress=progress,
+                      settings=settings)
     stored = sorted({o.document_id for o in outcomes if o.status != "failed" and o.document_id is not None})
     failed = [o for o in outcomes if o.status == "failed"]
     replaced = [d for d in earlier if d not in stored] if edit and stored else []

@@ -61,8 +61,9 @@ def _ingest_said(items: list[IngestItem], owner_id: int, subcategory: str | None
     from grove.core.settings import get_settings
     from nodes.telegram.reply import opened
 
-    with opened(get_settings()) as sender:
-        return _ingest.fn(items, owner_id, subcategory, job_id, pending, files=sender.api)
+    settings = get_settings()
+    with opened(settings) as sender:
+        return _ingest.fn(items, owner_id, subcategory, job_id, pending, files=sender.api, settings=settings)
 
 
 mode_switch: Any = _mode_switch_said.to_prefect()
