@@ -29,7 +29,7 @@ NO_TEXT = "Не удалось сформулировать ответ."
 
 
 class Ask(Protocol):
-    """One model request (`nodes.answering.llm.llm_task()`); keyword arguments are the request's options."""
+    """One model request (`nodes.answering.llm.llm_task(settings)`); keyword arguments are the request's options."""
 
     def __call__(self, messages: list[dict[str, Any]], **options: Any) -> LLMReply: ...
 
