@@ -144,6 +144,12 @@ Sets (nothing here edits a set):
   handbook of KInfoCenter, KDE Plasma's system information centre, its DocBook typeset by LaTeX (dblatex with its
   XeTeX backend) into one PDF; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable
   ones: written on 2026-11-28 after AQ and AR, held out, with `facts` as AI and AJ.
+* ``krdc``, ``kmouth`` — sets AU and AV (bench/sets/krdc_handbook_docx_ru.json: 20 questions over the whole Russian
+  handbook of KRDC, KDE's remote desktop client, built from its DocBook into one HTML page and converted to one DOCX by
+  pandoc; bench/sets/kmouth_handbook_pdf_ru.json: 20 questions over the whole Russian handbook of KMouth, KDE's program
+  that speaks typed text, built from its DocBook into one HTML page, opened by LibreOffice Writer and exported to one
+  PDF; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on 2026-11-28
+  after AS and AT, held out, with `facts` as AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -201,7 +207,7 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "mchelp", "skycultures", "evolution", "evince", "terminal", "seahorse", "kturtle", "kalarm",
              "marble", "maintguide", "kmplot", "emacs", "sysmonitor", "rhythmbox", "kmail", "gnote",
              "gwenview", "dolphin", "konsole", "akregator", "kolourpaint", "okular", "kcalc", "kompare",
-             "kwordquiz", "kig", "kgpg", "juk", "kolf", "step", "spectacle", "kinfocenter")
+             "kwordquiz", "kig", "kgpg", "juk", "kolf", "step", "spectacle", "kinfocenter", "krdc", "kmouth")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -456,6 +462,8 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
                                              "spectacle_handbook_html_silent_ru.json"),
         "kinfocenter": lambda: load_needle_set("kinfocenter_handbook_pdf_ru.json", "kinfocenter",
                                                "kinfocenter_handbook_pdf_silent_ru.json"),
+        "krdc": lambda: load_needle_set("krdc_handbook_docx_ru.json", "krdc", "krdc_handbook_docx_silent_ru.json"),
+        "kmouth": lambda: load_needle_set("kmouth_handbook_pdf_ru.json", "kmouth", "kmouth_handbook_pdf_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
