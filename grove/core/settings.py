@@ -227,6 +227,9 @@ class Settings(AnsweringSettings, BaseSettings):
         return self.telegram_bot_token.get_secret_value() if self.telegram_bot_token else None
 
 
+DEFAULTS: Settings = Settings.model_construct()
+"""The settings' own defaults, read from no environment: what a node uses where a caller hands it no value."""
+
 _settings: Settings | None = None
 _settings_lock = threading.Lock()
 

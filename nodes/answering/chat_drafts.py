@@ -51,7 +51,7 @@ GENERAL_LEAD = "В ваших документах этого нет. Отвеч
 class Search(Protocol):
     """The user's best fragments for a query (flows/rag_query.py `rag_db_query`), by the turn's settings."""
 
-    def __call__(self, query: str, owner_id: int, settings: Settings | None = None) -> list[Fragment]: ...
+    def __call__(self, query: str, owner_id: int, settings: Settings) -> list[Fragment]: ...
 
 
 class TurnDraft(BaseModel):
@@ -92,7 +92,8 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
         unknown = unknown_things(query, user_id) if found and settings.search_gate_unknown_things else []
         gate = decide(query, query, found, settings=settings, unknown=unknown)
         if gate.unknown and own_wording(question, gate.fragments[:settings.local_answer_fragments]):
-            gate = decide(query, query, found, settings=settings)  # the words the base lacks are the user's, not absent things
+            # the words the base lacks are the user's, not absent things
+            gate = decide(query, query, found, settings=settings)
         # Not close enough to answer from: in the near band the nearest passages are shown, past it (asked
         # something) the model answers from its own knowledge; either way unless it is sure the passages answer.
         far = not gate.passed and not gate.near and bool(gate.fragments) and asks(question)
@@ -124,7 +125,8 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
         if opening:
             reply, policy = opened_draft(ask, messages, policy, shown, quotes, settings, show)
         else:
-            reply, policy = pipeline.draft(ask, messages, policy, lambda p: local_system_prompt(p, shown, settings.local_prompt_style),
+            style = settings.local_prompt_style
+            reply, policy = pipeline.draft(ask, messages, policy, lambda p: local_system_prompt(p, shown, style),
                                            decoding=local_decoding(bool(shown), settings), on_text=show)
         again = (reasked(ask, question, messages, policy, shown, reply, settings, show,
                          answers=answered(judged, settings))

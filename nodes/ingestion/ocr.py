@@ -15,7 +15,7 @@ import subprocess
 from dataclasses import dataclass
 from functools import cache
 
-from grove.core.settings import Settings
+from grove.core.settings import DEFAULTS, Settings
 
 
 class OcrUnavailable(RuntimeError):
@@ -31,19 +31,15 @@ def _languages(command: str) -> frozenset[str]:
     return frozenset(line.strip() for line in listed.stdout.splitlines()[1:] if line.strip())
 
 
-def _default(name: str) -> object:
-    return Settings.model_fields[name].default
-
-
 @dataclass(frozen=True)
 class Ocr:
     """Tesseract as the settings name it (`Ocr.of`): the command, its languages, how long one image and how
     many scanned pages it may take. Handed to the readers of scans and photos; its defaults are the settings'."""
 
-    command: str = str(_default("ocr_command"))
-    languages: str = str(_default("ocr_languages"))
-    timeout_seconds: float = float(_default("ocr_timeout_seconds"))  # type: ignore[arg-type]
-    max_pages: int = int(_default("ocr_max_pages"))  # type: ignore[call-overload]
+    command: str = DEFAULTS.ocr_command
+    languages: str = DEFAULTS.ocr_languages
+    timeout_seconds: float = DEFAULTS.ocr_timeout_seconds
+    max_pages: int = DEFAULTS.ocr_max_pages
 
     @classmethod
     def of(cls, settings: Settings) -> Ocr:

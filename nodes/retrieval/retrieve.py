@@ -20,8 +20,7 @@ from pydantic import BaseModel
 
 from grove.store.db import Connection, transaction
 from grove.core.observe import task
-from grove.core.answering_settings import AnsweringSettings
-from grove.core.settings import Settings
+from grove.core.settings import DEFAULTS, Settings
 from nodes.retrieval.sources import document_label
 
 
@@ -52,7 +51,7 @@ class Fragment(BaseModel):
         return self.model_copy(update={"text": text})
 
 
-EF_SEARCH: int = AnsweringSettings.model_fields["hnsw_ef_search"].default
+EF_SEARCH = DEFAULTS.hnsw_ef_search
 """pgvector's `hnsw.ef_search` where a search is handed none: the settings' default (a turn hands its own)."""
 
 _SEARCH = """

@@ -15,11 +15,11 @@ from typing import NamedTuple
 import av
 import numpy as np
 
-from grove.core.settings import Settings
+from grove.core.settings import DEFAULTS
 from grove.core.ingest_types import IngestError
 
 SAMPLE_RATE = 16_000  # what Whisper expects
-MAX_MEDIA_SECONDS: float = Settings.model_fields["max_media_seconds"].default
+MAX_MEDIA_SECONDS = DEFAULTS.max_media_seconds
 DEFAULT_WINDOW_SECONDS = 600.0
 QUIET_SEARCH_SECONDS = 10.0  # look for a cut point in the last this-many seconds of a window
 QUIET_BLOCK_SECONDS = 0.5  # ... as the 0.5 s block with the lowest energy
