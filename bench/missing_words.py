@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from bench.cpu import describe_cpu
-
-WORD = re.compile(r"[A-Za-zА-Яа-яЁё][A-Za-zА-Яа-яЁё\-]{2,}")
+from nodes.retrieval.synonyms import WORD
 
 
 def unit(vectors: Any) -> np.ndarray:

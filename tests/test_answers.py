@@ -203,6 +203,34 @@ def test_a_word_the_base_lacks_does_not_shut_out_a_passage_that_answers_in_other
     assert answer.text.startswith("В ваших документах этого нет:") and "«клубники»" in answer.text
 
 
+SCREEN = ["Снимок экрана сохраняется как изображение в папке «Изображения» домашнего каталога."]
+
+
+def test_a_users_word_for_one_the_passage_uses_does_not_shut_the_gate(
+        store: str, local: ScriptedLLM, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
+    """Issue 37: «картинка» where the manual writes «изображение» kept the question in the near band, under
+    «В ваших документах этого нет: «картинка» в них не встречается», over the passage that answers it.
+    Matched by meaning to a word of the passage shown, it opens the gate; with the match turned off, or for
+    a thing the base never names, the nearest passages stand alone."""
+    index(user_id, "снимки.pdf", SCREEN)
+    # Every search result clears the score; only the missing word shuts the gate, and no other rule opens it.
+    env(GROVE_SEARCH_GATE_THRESHOLD="0.99", GROVE_SEARCH_GATE_NEAR="0.999", GROVE_SEARCH_GATE_EVERYDAY_OVERLAP="1.01")
+    local.judge = 0.7  # enough past the gate, not in the near band
+    local.script(text("Картинка попадает в папку «Изображения» домашнего каталога [1]."))
+    question = "Куда потом девается сделанная картинка?"
+    answer = ask_chat(question, user_id)
+    assert answer.gate_passed and answer.unknown == [] and SCREEN[0] in system_of(local.requests[-1])
+    assert answer.text.startswith("Картинка попадает в папку") and "не встречается" not in answer.text
+    asked = len(local.requests)
+    env(GROVE_SEARCH_GATE_SYNONYM_LINE="1.01")
+    answer = ask_chat(question, user_id)
+    assert answer.gate_near and answer.unknown == ["картинка"] and len(local.requests) == asked
+    assert answer.text.startswith("В ваших документах этого нет:") and "«картинка»" in answer.text
+    env(GROVE_SEARCH_GATE_SYNONYM_LINE="0.86")
+    answer = ask_chat("Куда потом девается сделанная по Bluetooth картинка?", user_id)
+    assert answer.gate_near and answer.unknown == ["Bluetooth"] and len(local.requests) == asked
+
+
 def test_a_user_without_documents_is_not_searched(store: str, local: ScriptedLLM, user_id: int) -> None:
     local.script(text("Весной малину подкармливают азотом."))
     answer = ask_chat(SPRING, user_id)

@@ -295,6 +295,16 @@ class AnsweringSettings(BaseModel):
             "(nodes/retrieval/base_vocabulary.py; bench/answerability.py measured the separation)."
         ),
     )
+    search_gate_synonym_line: float = Field(
+        default=0.86,
+        description=(
+            "In the near band, a word the base lacks is the user's word for one the shown passages use "
+            "(«скрин» for «снимок», «мышка» for «мыши») and does not shut the gate when its nearest word of "
+            "those passages has at least this embedding cosine (nodes/retrieval/synonyms.py). 0.86 opened 10 "
+            "of 32 answerable near-band questions and none of 46 silent ones over the AM–AT dumps "
+            "(bench/missing_words.py); above 1 turns it off."
+        ),
+    )
     search_followup_words: int = Field(
         default=4, description="A follow-up question this short is searched together with the previous question."
     )

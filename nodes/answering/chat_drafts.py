@@ -39,6 +39,7 @@ from nodes.answering.turn_policy import TurnPolicy
 from nodes.retrieval.base_vocabulary import unknown_things
 from nodes.retrieval.retrieve import Fragment
 from nodes.retrieval.search_gate import GateDecision, decide, has_documents, model_query, search_query
+from nodes.retrieval.synonyms import user_synonyms
 from nodes.store.chat_history import ChatMessage
 from nodes.telegram.stream import Show, beneath, watched
 
@@ -94,6 +95,8 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
         if gate.unknown and own_wording(question, gate.fragments[:settings.local_answer_fragments]):
             # the words the base lacks are the user's, not absent things
             gate = decide(query, query, found, settings=settings)
+        elif gate.near and gate.unknown:  # some may be the user's word for one the passages use
+            gate = without_synonyms(query, found, gate, settings)
         # Not close enough to answer from: in the near band the nearest passages are shown, past it (asked
         # something) the model answers from its own knowledge; either way unless it is sure the passages answer.
         far = not gate.passed and not gate.near and bool(gate.fragments) and asks(question)
@@ -238,6 +241,17 @@ def own_wording(question: str, fragments: list[Fragment]) -> bool:
     the base never says «доллар», yet the passage answers, and «В ваших документах этого нет» above it
     was false (set S: 5 of 20 answerable questions)."""
     return bool(fragments) and covers(question, [f.text for f in fragments], words=OWN_WORDING_COVERAGE)
+
+
+def without_synonyms(query: str, found: list[Fragment], gate: GateDecision, settings: Settings) -> GateDecision:
+    """The gate decided again without the missing words that are the user's word for one of the shown
+    passages' (nodes/retrieval/synonyms.py); the same decision when none is."""
+    shown = [f.text for f in gate.fragments[:settings.local_answer_fragments]]
+    synonyms = user_synonyms(gate.unknown, shown, settings.search_gate_synonym_line)
+    if not synonyms:
+        return gate
+    again = decide(query, query, found, settings=settings, unknown=[w for w in gate.unknown if w not in synonyms])
+    return again.model_copy(update={"synonyms": synonyms})
 
 
 def absent_lead(unknown: list[str]) -> str:
@@ -407,6 +421,7 @@ def turn_report(draft: TurnDraft, checked: CheckedAnswer) -> list[str]:
     return ((["the deadline passed with the passages on screen: they are the answer, cut"] if draft.cut else []) +
             [f"search: {draft.query!r}" if draft.query else "no search",
              f"gate: {gate.score:.3f} → {gate_outcome(gate)}" if gate and gate.score is not None else "gate: —",
+             *([f"the user's words for the passages' own: {', '.join(gate.synonyms)}"] if gate and gate.synonyms else []),
              *([f"passages judged: {draft.judged:.2f} that they answer"
                 + (" → the nearest passages, no draft" if draft.nearest is not None and not draft.cut else "")]
                if draft.judged is not None else []),

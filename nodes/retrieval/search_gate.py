@@ -69,6 +69,7 @@ class GateDecision(BaseModel):
     near: bool = False  # not passed, but within the near band: the nearest passages are shown, no model answer
     fragments: list[Fragment] = []
     unknown: list[str] = []  # things the question names that the base never mentions (they shut the gate)
+    synonyms: list[str] = []  # words the base lacks taken as the user's for the passages' own (nodes/retrieval/synonyms.py)
 
 
 def decide(question: str, query: str, fragments: list[Fragment], *, settings: Settings, score_name: str | None = None,
