@@ -150,6 +150,12 @@ Sets (nothing here edits a set):
   that speaks typed text, built from its DocBook into one HTML page, opened by LibreOffice Writer and exported to one
   PDF; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on 2026-11-28
   after AS and AT, held out, with `facts` as AI and AJ.
+* ``kbruch``, ``kmines`` — sets AW and AX (bench/sets/kbruch_handbook_epub_ru.json: 20 questions over the whole
+  Russian handbook of KBruch, KDE's program for practising fractions and percentages, built from its DocBook into one
+  HTML page and converted to one EPUB by pandoc; bench/sets/kmines_handbook_odt_ru.json: 20 questions over the whole
+  Russian handbook of KMines, KDE's Minesweeper, built from its DocBook into one HTML page, opened by LibreOffice Writer
+  and saved as one ODT; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable ones:
+  written on 2026-11-28 after AU and AV, held out, with `facts` as AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -207,7 +213,8 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "mchelp", "skycultures", "evolution", "evince", "terminal", "seahorse", "kturtle", "kalarm",
              "marble", "maintguide", "kmplot", "emacs", "sysmonitor", "rhythmbox", "kmail", "gnote",
              "gwenview", "dolphin", "konsole", "akregator", "kolourpaint", "okular", "kcalc", "kompare",
-             "kwordquiz", "kig", "kgpg", "juk", "kolf", "step", "spectacle", "kinfocenter", "krdc", "kmouth")
+             "kwordquiz", "kig", "kgpg", "juk", "kolf", "step", "spectacle", "kinfocenter", "krdc", "kmouth",
+             "kbruch", "kmines")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -464,6 +471,9 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
                                                "kinfocenter_handbook_pdf_silent_ru.json"),
         "krdc": lambda: load_needle_set("krdc_handbook_docx_ru.json", "krdc", "krdc_handbook_docx_silent_ru.json"),
         "kmouth": lambda: load_needle_set("kmouth_handbook_pdf_ru.json", "kmouth", "kmouth_handbook_pdf_silent_ru.json"),
+        "kbruch": lambda: load_needle_set("kbruch_handbook_epub_ru.json", "kbruch",
+                                          "kbruch_handbook_epub_silent_ru.json"),
+        "kmines": lambda: load_needle_set("kmines_handbook_odt_ru.json", "kmines", "kmines_handbook_odt_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
