@@ -312,6 +312,21 @@ def test_a_draft_stating_the_questions_terms_that_no_fragment_holds_is_unfounded
     assert ("unfounded" in degenerate(draft)) is (not case["answerable"])
 
 
+def test_the_questions_terms_are_the_users_wording_when_the_judgment_is_sure(lexical_quotes: None) -> None:
+    """Issue 37 (AU007): «Комп в локалке называется megan … Что написать в адресной строке KRDC?» answered «В
+    адресной строке KRDC введите megan:1» over the passage that says so in other words; the question's terms
+    no fragment holds («адресной», «строке») are the user's wording when the model is sure the passage
+    answers, and a sign of a bent passage otherwise."""
+    question = "Комп в локалке называется megan, VNC на нём висит на первом дисплее. Что написать в адресной строке KRDC?"
+    passage = ("Если вы хотите подключиться к компьютеру megan, на котором сервер VNC работает на экране 1, "
+               "введите megan:1 в поле Удалённая рабочая станция.")
+    draft = "В адресной строке KRDC введите megan:1 [1]."
+    assert "unfounded" in degenerate(Draft(draft, question, [passage], strict=True))
+    assert "unfounded" not in degenerate(Draft(draft, question, [passage], strict=True, sure=True))
+    assert check_answer(draft, question, [passage], strict=True, answered=True).fallback
+    assert not check_answer(draft, question, [passage], strict=True, answered=True, sure=True).fallback
+
+
 def test_the_questions_terms_a_fragment_holds_or_a_covering_fragment_are_founded(lexical_quotes: None) -> None:
     question = "Как перезимовать голубике на балконе?"
     draft = "Голубику на балконе перезимовать легко: укройте кусты лапником [1]."
@@ -605,13 +620,18 @@ def test_a_failed_drafts_passages_lead_as_the_answer_only_when_the_judgment_is_s
                  for n, f in enumerate(case["fragments"], 1)]  # type: ignore[arg-type]
     checked = local_checked(str(case["draft"]), str(case["question"]), fragments, get_settings(),
                             judged=float(case["judged"]))  # type: ignore[arg-type]
+    if float(case["judged"]) >= get_settings().local_answer_judge_near:  # type: ignore[arg-type]
+        # AL003's draft failed on the question's own terms alone; judged sure, they are the user's wording
+        assert not checked.fallback and checked.text.startswith(str(case["draft"])[:40])
+        checked = local_checked(str(case["draft"]), str(case["question"]), fragments, get_settings(), judged=0.79)  # type: ignore[arg-type]
     assert checked.fallback and checked.degenerate
     if case["silent"]:
         assert checked.text.startswith(f"{NEAREST_LEAD}\n«") and EXTRACT_LEAD not in checked.text
     else:
         assert checked.text.startswith(f"{EXTRACT_LEAD}\n«")
-    # the same draft judged surer: the lead the judgment alone gave before
-    surer = local_checked(str(case["draft"]), str(case["question"]), fragments, get_settings(), judged=0.9)  # type: ignore[arg-type]
+    # the same draft judged surer (past `local_fallback_judge`, short of the near band's sure odds, at which
+    # the question's own terms would no longer make it unfounded): the lead the judgment alone gave before
+    surer = local_checked(str(case["draft"]), str(case["question"]), fragments, get_settings(), judged=0.75)  # type: ignore[arg-type]
     assert surer.fallback and surer.text.startswith(f"{EXTRACT_LEAD}\n«")
 
 

@@ -103,7 +103,7 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
         if gate.near or far:
             shown = gate.fragments[:settings.local_answer_fragments]
             judged = judged_passages(question, shown, settings.local_answer_judge_near, settings)
-            sure = judged is not None and judged >= settings.local_answer_judge_near
+            sure = is_sure(judged, settings)
             if gate.near and not sure:
                 return TurnDraft(reply=LLMReply(), fragments=shown, query=gate.query, searched=True, gate=gate,
                                  policy=policy, nearest=nearest_passages(question, shown, gate.unknown), judged=judged)
@@ -132,7 +132,7 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
             reply, policy = pipeline.draft(ask, messages, policy, lambda p: local_system_prompt(p, shown, style),
                                            decoding=local_decoding(bool(shown), settings), on_text=show)
         again = (reasked(ask, question, messages, policy, shown, reply, settings, show,
-                         answers=answered(judged, settings))
+                         answers=answered(judged, settings), sure=is_sure(judged, settings))
                  if settings.local_answer_reask else None)
     except (LLMDeadlineExceeded, Stopped) as exc:
         # The user has been reading the passages (and the first words) for a while: they stay the
@@ -169,7 +169,7 @@ def local_decoding(documents: bool, settings: Settings) -> Decoding | None:
 
 def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], policy: TurnPolicy,
             shown: list[Fragment], reply: LLMReply, settings: Settings, show: Show | None = None,
-            answers: bool | None = None) -> LLMReply | None:
+            answers: bool | None = None, sure: bool = False) -> LLMReply | None:
     """A draft over fragments the gate passed that refuses or fails the answer checks, asked again from
     the passages that answer the question alone; the new draft when it answers and passes the checks
     (None: the first draft was fine, the second failed too, or there is nothing to ask from).
@@ -194,7 +194,7 @@ def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], po
     refused = is_refusal(reply.content)
     failed = [] if refused else pipeline.failures(reply, question, shown, max_chars=settings.local_answer_max_chars,
                                                   strict=settings.local_answer_strict,
-                                                  claimed_terms=settings.local_unfounded_terms)
+                                                  claimed_terms=settings.local_unfounded_terms, sure=sure)
     if not refused and (not failed or "unfounded" in failed):
         return None  # asked again from passages that do not cover the question, the model bends them again
     answered = refused and answering(question, [f.text for f in shown], answered=answers)  # what `_refused` overrules
@@ -213,7 +213,7 @@ def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], po
         return None
     failed = ["refusal"] if is_refusal(again.content) else pipeline.failures(
         again, question, shown, max_chars=settings.local_answer_max_chars, strict=settings.local_answer_strict,
-        claimed_terms=settings.local_unfounded_terms)
+        claimed_terms=settings.local_unfounded_terms, sure=sure)
     if failed:
         log.info("second draft for %r not kept (%s): %r", question[:60], ", ".join(failed), again.content[:300])
         return None
@@ -231,6 +231,11 @@ def judged_passages(question: str, fragments: list[Fragment], threshold: float, 
 def answered(judged: float | None, settings: Settings) -> bool | None:
     """The model's odds against the threshold (None: not judged)."""
     return None if judged is None else judged >= settings.local_answer_judge
+
+
+def is_sure(judged: float | None, settings: Settings) -> bool:
+    """The model's odds at the near band's threshold: sure enough to draft where the gate doubts."""
+    return judged is not None and judged >= settings.local_answer_judge_near
 
 
 def own_wording(question: str, fragments: list[Fragment]) -> bool:
@@ -356,7 +361,8 @@ def local_checked(reply: LLMReply | str, question: str, fragments: list[Fragment
     checked = pipeline.check(reply, question, fragments, searched=searched, max_chars=settings.local_answer_max_chars,
                              strict=settings.local_answer_strict, claimed_terms=settings.local_unfounded_terms,
                              answered=answered(judged, settings),
-                             vouched=None if judged is None else judged >= settings.local_fallback_judge)
+                             vouched=None if judged is None else judged >= settings.local_fallback_judge,
+                             sure=is_sure(judged, settings))
     if settings.local_answer_quote and checked.accepted and fragments:
         checked = quoted(checked, question, [f.text for f in fragments], whole=whole)
     return checked
