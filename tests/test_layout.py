@@ -313,3 +313,16 @@ def test_a_bot_is_made_by_an_entry_point_and_handed_in() -> None:
                      or {"opened", "sender_for"} & _imported_names(p, "nodes.telegram.reply"))
     assert openers == ["grove/app/engine.py", "grove/app/runtime.py", "grove/app/serve.py", "grove/app/worker.py",
                        "nodes/telegram/reply.py"]
+
+
+DOCSTRING_LINES = 15
+
+
+def test_module_docstrings_say_what_and_why_in_a_few_lines() -> None:
+    """Figures go stale in prose: a module says what it is and why, and points to the bench that holds the
+    figures (bench/README.md, one current table per bench)."""
+    long = [f"{p.relative_to(ROOT)}: {len(doc.splitlines())} lines"
+            for package in ("grove", "nodes", "flows", "chunking", "prompts") for p in _modules(package)
+            if (doc := ast.get_docstring(ast.parse(p.read_text(encoding="utf-8")))) is not None
+            and len(doc.splitlines()) > DOCSTRING_LINES]
+    assert long == []
