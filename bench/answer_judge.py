@@ -16,7 +16,9 @@ silent questions refused, with the AUC of answers against silent.
 `--shut NAMES`: no dump; the named sets' stores are built (bench/eval_stores.py), every question is
 searched as a turn searches it (`rag_db_query`, the gate's `decide`), and the questions the gate
 shuts (past the near band) are judged over the passages their answer would quote: the band where
-the judgment decides whether the model drafts from them or answers from general knowledge.
+the judgment decides whether the model drafts from them or answers from general knowledge. With
+`--general`, so are the questions of bench/gate/general_ru.json that ask something (not a greeting or
+thanks), in each store: labelled "general", the ones a general answer is for.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any
 
 from bench.cpu import describe_cpu
 
-THRESHOLDS = (0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
+THRESHOLDS = (0.2, 0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
 
 
 def auc(positive: list[float], negative: list[float]) -> float | None:
@@ -71,35 +73,42 @@ def judged(dumps: list[tuple[list[str], Path]], config: str | None = None) -> li
     return rows
 
 
-def shut(names: list[str]) -> list[dict[str, Any]]:
+GENERAL = Path(__file__).parent / "gate" / "general_ru.json"
+
+
+def shut(names: list[str], general: bool = False) -> list[dict[str, Any]]:
     """The questions the gate shuts in the named sets' stores, judged (see the module's note)."""
     from bench.answer_eval import has_fact
     from bench.eval_stores import stores
     from flows.rag_query import rag_db_query
     from grove.core.settings import get_settings
     from nodes.answering.answer_judge import answer_odds
+    from nodes.answering.context_signals import asks
     from nodes.answering.quote import select_quote
     from nodes.retrieval.search_gate import decide, search_query
 
     rows = []
     with stores(names) as sets, local_model():  # the stores first: building them reads the settings afresh
+        everyday = [q for q in json.loads(GENERAL.read_text(encoding="utf-8"))["questions"] if asks(q)] if general else []
         for evalset in sets:
-            for question in [*evalset.questions, *evalset.silent]:
+            asked = [(q.id, q.text, q) for q in [*evalset.questions, *evalset.silent]]
+            asked += [(f"{evalset.name}:general{n:02d}", text, None) for n, text in enumerate(everyday, 1)]
+            for key, text, question in asked:
                 settings = get_settings()
-                query = search_query(question.text, [], settings.search_followup_words)
+                query = search_query(text, [], settings.search_followup_words)
                 found = rag_db_query(query, evalset.owner)
                 gate = decide(query, query, found, settings=settings)
                 if gate.passed or gate.near or not found:
                     continue
                 shown = [f.text for f in found[:settings.local_answer_fragments]]
-                passages = [q.text for q in select_quote(question.text, shown)]
+                passages = [q.text for q in select_quote(text, shown)]
                 if not passages:
                     continue
-                label = ("silent" if not question.answerable
+                label = ("general" if question is None else "silent" if not question.answerable
                          else "answers" if has_fact(" ".join(passages), question) else "lacking")
-                odds = answer_odds(question.text, passages, settings)
-                rows.append({"id": question.id, "label": label, "band": "shut", "odds": odds})
-                print(f"{question.id}\tshut\t{label}\t{odds if odds is None else round(odds, 3)}", flush=True)
+                odds = answer_odds(text, passages, settings)
+                rows.append({"id": key, "label": label, "band": "shut", "odds": odds})
+                print(f"{key}\tshut\t{label}\t{odds if odds is None else round(odds, 3)}", flush=True)
     return rows
 
 
@@ -109,20 +118,21 @@ def report(rows: list[dict[str, Any]]) -> None:
         if not inside:
             continue
         odds = {label: sorted(r["odds"] for r in inside if r["label"] == label)
-                for label in ("answers", "silent", "lacking")}
+                for label in ("answers", "silent", "lacking", "general")}
         area = auc(odds["answers"], odds["silent"])
         print(f"\n### gate {band}: {len(odds['answers'])} answering, {len(odds['silent'])} silent, "
               f"{len(odds['lacking'])} lacking the passage; AUC answers/silent "
               f"{'—' if area is None else f'{area:.3f}'}\n")
         for label, values in odds.items():
             print(f"- {label}: {', '.join(f'{v:.2f}' for v in values) or '—'}")
-        print("\n| threshold | answering kept | silent refused | lacking refused |\n|---|---|---|---|")
+        print("\n| threshold | answering kept | silent refused | lacking refused | general below |\n|---|---|---|---|---|")
         for threshold in THRESHOLDS:
             kept = sum(v >= threshold for v in odds["answers"])
             refused = sum(v < threshold for v in odds["silent"])
             lacking = sum(v < threshold for v in odds["lacking"])
+            general = sum(v < threshold for v in odds["general"])
             print(f"| {threshold:.2f} | {kept}/{len(odds['answers'])} | {refused}/{len(odds['silent'])} "
-                  f"| {lacking}/{len(odds['lacking'])} |")
+                  f"| {lacking}/{len(odds['lacking'])} | {general}/{len(odds['general'])} |")
 
 
 @contextmanager
@@ -148,10 +158,11 @@ def main() -> None:
                         "(kmail,gnote=/tmp/dump.json)")
     parser.add_argument("--config", help="the dumps' configuration to read (default: each dump's first)")
     parser.add_argument("--shut", help="no dumps: judge the questions the gate shuts in these sets' stores")
+    parser.add_argument("--general", action="store_true", help="with --shut: the general questions too, in each store")
     args = parser.parse_args()
     print(describe_cpu(), flush=True)
     if args.shut:
-        report(shut(args.shut.split(",")))
+        report(shut(args.shut.split(","), args.general))
         return
     dumps = [(names.split(","), Path(dump)) for names, _, dump in (item.partition("=") for item in args.items)]
     with local_model():
