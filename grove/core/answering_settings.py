@@ -198,8 +198,10 @@ class AnsweringSettings(BaseModel):
         description=("In the search gate's near band the same judgment: at or above this probability the model "
                      "drafts from the nearest passages as past the gate, below it they are shown as the nearest "
                      "with no draft. Beyond the band (the gate shut) a question is judged too: at or above it the "
-                     "model drafts from the passages, below it answers from general knowledge. 0 turns it off. Chosen on the near band of sets AA–AD: 2 of 10 answering "
-                     "questions drafted, 1 of 17 silent ones (bench/README.md, «Whether the passages answer»)."),
+                     "model drafts from the passages; below it, at `local_answer_judge` or above, it shows them as the "
+                     "nearest, and below that answers from general knowledge. 0 turns it off. Chosen on the near band of sets AA–AD: "
+                     "2 of 10 answering questions drafted, 1 of 17 silent ones (bench/README.md, «Whether the passages "
+                     "answer»)."),
     )
     local_fallback_judge: float = Field(
         default=0.7,

@@ -97,14 +97,17 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
             gate = decide(query, query, found, settings=settings)
         elif gate.near and gate.unknown:  # some may be the user's word for one the passages use
             gate = without_synonyms(query, found, gate, settings)
-        # Not close enough to answer from: in the near band the nearest passages are shown, past it (asked
-        # something) the model answers from its own knowledge; either way unless it is sure the passages answer.
+        # Not close enough to answer from: in the near band the nearest passages are shown; past it (asked
+        # something) too when the judgment says they answer as past the gate (a question in the user's own
+        # words sits far from its passage; a general question's passages are judged lower: bench.answer_judge
+        # --shut --general), else the model answers from its own knowledge; either way unless it is sure.
         far = not gate.passed and not gate.near and bool(gate.fragments) and asks(question)
         if gate.near or far:
             shown = gate.fragments[:settings.local_answer_fragments]
             judged = judged_passages(question, shown, settings.local_answer_judge_near, settings)
             sure = is_sure(judged, settings)
-            if gate.near and not sure:
+            near = gate.near or bool(answered(judged, settings))
+            if near and not sure:
                 return TurnDraft(reply=LLMReply(), fragments=shown, query=gate.query, searched=True, gate=gate,
                                  policy=policy, nearest=nearest_passages(question, shown, gate.unknown), judged=judged)
             fragments = shown if sure else []
