@@ -156,6 +156,12 @@ Sets (nothing here edits a set):
   Russian handbook of KMines, KDE's Minesweeper, built from its DocBook into one HTML page, opened by LibreOffice Writer
   and saved as one ODT; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable ones:
   written on 2026-11-28 after AU and AV, held out, with `facts` as AI and AJ.
+* ``ktouch``, ``skanlite`` — sets AY and AZ (bench/sets/ktouch_handbook_pdf_ru.json: 20 questions over the whole
+  Russian handbook of KTouch, KDE's touch-typing tutor, built from its DocBook into one HTML page and printed to one
+  PDF by wkhtmltopdf; bench/sets/skanlite_handbook_md_ru.json: 20 questions over the whole Russian handbook of
+  Skanlite, KDE's program for scanning images, built from its DocBook into one HTML page and rewritten as one Markdown
+  file by pandoc; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written
+  on 2026-11-28 after AW and AX, held out, with `facts` as AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -214,7 +220,7 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "marble", "maintguide", "kmplot", "emacs", "sysmonitor", "rhythmbox", "kmail", "gnote",
              "gwenview", "dolphin", "konsole", "akregator", "kolourpaint", "okular", "kcalc", "kompare",
              "kwordquiz", "kig", "kgpg", "juk", "kolf", "step", "spectacle", "kinfocenter", "krdc", "kmouth",
-             "kbruch", "kmines")
+             "kbruch", "kmines", "ktouch", "skanlite")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -474,6 +480,9 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "kbruch": lambda: load_needle_set("kbruch_handbook_epub_ru.json", "kbruch",
                                           "kbruch_handbook_epub_silent_ru.json"),
         "kmines": lambda: load_needle_set("kmines_handbook_odt_ru.json", "kmines", "kmines_handbook_odt_silent_ru.json"),
+        "ktouch": lambda: load_needle_set("ktouch_handbook_pdf_ru.json", "ktouch", "ktouch_handbook_pdf_silent_ru.json"),
+        "skanlite": lambda: load_needle_set("skanlite_handbook_md_ru.json", "skanlite",
+                                            "skanlite_handbook_md_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
