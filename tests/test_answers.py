@@ -623,6 +623,31 @@ def test_a_refusal_over_passages_judged_to_answer_shows_them_as_the_answer_when_
     assert answer.text.startswith(EXTRACT_LEAD) and RASPBERRY[0] in answer.text  # not «не нашёл» above it
 
 
+def test_a_second_draft_asked_with_no_way_out_is_checked_in_full_however_sure_the_judgment(
+        store: str, local: ScriptedLLM, user_id: int, env, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 37 (set AZ, AZU07): a refusal over passages judged sure to answer was asked again with no way out,
+    and the model stated in the question's own terms a feature no passage names. A first draft in the
+    question's terms stands when the judgment is sure; a forced second one does not: the first draft's
+    fallback (its passages) is shown."""
+    import nodes.answering.answer_check
+
+    monkeypatch.setattr(nodes.answering.answer_check, "REFUSAL_OVERRULE_COVERAGE", 1.01)  # no sentence covers it
+    monkeypatch.setattr(nodes.answering.answer_check, "MEANING_FLOOR_COVERAGE", 1.01)
+    env(GROVE_SEARCH_GATE_UNKNOWN_THINGS="false")
+    index(user_id, "малина.pdf", RASPBERRY)
+    local.judge = 0.9
+    question = "Чем подкормить малину весной на балконе в кадке?"
+    local.script(text("Малину на балконе в кадке весной подкармливают азотом [1]."))
+    answer = ask_chat(question, user_id)
+    assert not answer.fallback and answer.text.startswith("Малину на балконе в кадке")  # sure: the user's wording
+    local.script(text("В ваших документах об этом не сказано."),
+                 text("Малину на балконе в кадке весной подкармливают азотом [1]."))
+    answer = ask_chat(question, user_id)
+    assert len(local.requests) == 3 and not answer.reasked
+    assert answer.fallback and "refused" in answer.degenerate and "в кадке" not in answer.text
+    assert answer.text.startswith(EXTRACT_LEAD) and RASPBERRY[0] in answer.text
+
+
 def test_a_draft_stating_what_no_passage_holds_is_replaced_by_the_nearest_passage_not_asked_again(
         store: str, local: ScriptedLLM, user_id: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 37 (VU05): the question's own terms said as fact over passages on another matter. The reply

@@ -135,7 +135,7 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
             reply, policy = pipeline.draft(ask, messages, policy, lambda p: local_system_prompt(p, shown, style),
                                            decoding=local_decoding(bool(shown), settings), on_text=show)
         again = (reasked(ask, question, messages, policy, shown, reply, settings, show,
-                         answers=answered(judged, settings), sure=is_sure(judged, settings))
+                         answers=answered(judged, settings))
                  if settings.local_answer_reask else None)
     except (LLMDeadlineExceeded, Stopped) as exc:
         # The user has been reading the passages (and the first words) for a while: they stay the
@@ -172,7 +172,7 @@ def local_decoding(documents: bool, settings: Settings) -> Decoding | None:
 
 def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], policy: TurnPolicy,
             shown: list[Fragment], reply: LLMReply, settings: Settings, show: Show | None = None,
-            answers: bool | None = None, sure: bool = False) -> LLMReply | None:
+            answers: bool | None = None) -> LLMReply | None:
     """A draft over fragments the gate passed that refuses or fails the answer checks, asked again from
     the passages that answer the question alone; the new draft when it answers and passes the checks
     (None: the first draft was fine, the second failed too, or there is nothing to ask from).
@@ -190,14 +190,16 @@ def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], po
     fragments that do not cover the question stands: it is most often right, and asked again
     from the nearest passages the model answered from them whatever the question (sets Q and R:
     QU06, RU05, RU10 invented, one answer of 40 gained). Whether they cover it is the model's judgment
-    `answers` when it was asked (nodes/answering/answer_judge.py), else `covers`.
+    `answers` when it was asked (nodes/answering/answer_judge.py), else `covers`. The second draft is
+    checked in full however sure the judgment: asked with no way out, the model stated a feature the
+    passages never name in the question's own terms (set AZ, AZU07), which `unfounded` catches.
     """
     if not shown:
         return None
     refused = is_refusal(reply.content)
     failed = [] if refused else pipeline.failures(reply, question, shown, max_chars=settings.local_answer_max_chars,
                                                   strict=settings.local_answer_strict,
-                                                  claimed_terms=settings.local_unfounded_terms, sure=sure)
+                                                  claimed_terms=settings.local_unfounded_terms)
     if not refused and (not failed or "unfounded" in failed):
         return None  # asked again from passages that do not cover the question, the model bends them again
     answered = refused and answering(question, [f.text for f in shown], answered=answers)  # what `_refused` overrules
@@ -216,7 +218,7 @@ def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], po
         return None
     failed = ["refusal"] if is_refusal(again.content) else pipeline.failures(
         again, question, shown, max_chars=settings.local_answer_max_chars, strict=settings.local_answer_strict,
-        claimed_terms=settings.local_unfounded_terms, sure=sure)
+        claimed_terms=settings.local_unfounded_terms)
     if failed:
         log.info("second draft for %r not kept (%s): %r", question[:60], ", ".join(failed), again.content[:300])
         return None
