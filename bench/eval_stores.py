@@ -162,6 +162,11 @@ Sets (nothing here edits a set):
   Skanlite, KDE's program for scanning images, built from its DocBook into one HTML page and rewritten as one Markdown
   file by pandoc; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written
   on 2026-11-28 after AW and AX, held out, with `facts` as AI and AJ.
+* ``fileroller``, ``brasero`` — sets BA and BB (bench/sets/file_roller_help_epub_ru.json: 20 questions over the whole
+  Russian help of File Roller, GNOME's archive manager, built from its Mallard pages into one EPUB by yelp-build;
+  bench/sets/brasero_help_html_ru.json: 20 questions over the whole Russian help of Brasero, GNOME's disc-burning
+  program, its 14 Mallard pages rendered by yelp-build as HTML pages; both committed in bench/sets/docs/ and ingested
+  as files), each with 10 unanswerable ones: written on 2026-11-28 after AY and AZ, held out, with `facts` as AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -220,7 +225,7 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "marble", "maintguide", "kmplot", "emacs", "sysmonitor", "rhythmbox", "kmail", "gnote",
              "gwenview", "dolphin", "konsole", "akregator", "kolourpaint", "okular", "kcalc", "kompare",
              "kwordquiz", "kig", "kgpg", "juk", "kolf", "step", "spectacle", "kinfocenter", "krdc", "kmouth",
-             "kbruch", "kmines", "ktouch", "skanlite")
+             "kbruch", "kmines", "ktouch", "skanlite", "fileroller", "brasero")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -483,6 +488,9 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "ktouch": lambda: load_needle_set("ktouch_handbook_pdf_ru.json", "ktouch", "ktouch_handbook_pdf_silent_ru.json"),
         "skanlite": lambda: load_needle_set("skanlite_handbook_md_ru.json", "skanlite",
                                             "skanlite_handbook_md_silent_ru.json"),
+        "fileroller": lambda: load_needle_set("file_roller_help_epub_ru.json", "fileroller",
+                                              "file_roller_help_epub_silent_ru.json"),
+        "brasero": lambda: load_needle_set("brasero_help_html_ru.json", "brasero", "brasero_help_html_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
