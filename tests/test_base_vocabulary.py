@@ -96,9 +96,21 @@ def test_a_word_derived_from_one_the_base_uses_is_not_unknown(store: str, user_i
         "тонганцев", "имя", "звезды"]  # another user's base holds none of them
 
 
+def test_a_clipped_word_finds_the_word_it_was_clipped_from(store: str, user_id: int) -> None:
+    """Issue 37 (sets AU–AZ): «комп», «прога», «клаву» for the manual's «компьютер», «программа», «клавиатура»
+    shut the gate over the passage that answers; the four letters that start the manual's word find it."""
+    from tests.test_answers import index
+
+    index(user_id, "krdc.docx", ["Программа позволяет управлять удалённым компьютером с клавиатуры и мыши."])
+    assert unknown_things("Как прогой рулить чужим компом с клавы?", user_id) == []
+    assert unknown_things("Как прогой рулить чужим компом через роутер?", user_id) == ["роутер"]
+
+
 @pytest.mark.parametrize(("word", "start"), [
-    ("тонганцев", "тонга"), ("анутанцы", "анута"), ("десяток", "десят"), ("гибернацию", "гибер"),
-    ("партии", None), ("Homebrew", None),  # a short stem, a Latin token: no root looked up
+    ("тонганцев", "тонга"), ("анутанцы", "анута"), ("десяток", "деся"), ("гибернацию", "гибер"),
+    # a user's clipped word: its four letters start the manual's («компьютер», «программа», «клавиатура»)
+    ("компу", "комп"), ("прога", "прог"), ("клаву", "клав"),
+    ("кот", None), ("Homebrew", None),  # a short stem, a Latin token: no root looked up
 ])
 def test_the_root_start_looked_up_for_a_missing_noun(word: str, start: str | None) -> None:
     assert root_start(word) == start

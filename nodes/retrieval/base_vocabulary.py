@@ -51,7 +51,7 @@ select w.word from unnest(%(words)s::text[], %(roots)s::text[]) as w(word, root)
                 where c.owner_id = %(owner)s and c.is_active
                   and c.fts_simple @@ to_tsquery('simple', w.root || ':*'))
 """
-ROOT_LETTERS = 5  # the shortest root start looked up: «тонга», «анута», «десят»
+ROOT_LETTERS = 4  # the shortest root start looked up: «тонга», «анута», «деся», a clipped «комп»
 
 
 def root_start(word: str) -> str | None:
