@@ -11,6 +11,8 @@ from __future__ import annotations
 import shutil
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -95,13 +97,20 @@ def from_link(item: IngestItem, files: BotApi | None, settings: Settings, progre
     return fetch_url(item.url, settings, progress)
 
 
-def _local(item: IngestItem, files: BotApi | None, settings: Settings) -> IngestItem:
-    """The item with its bytes on disk (downloaded from Telegram through `files` when they are not yet)."""
-    if item.path is None and item.telegram_file_id:
+@contextmanager
+def _local(item: IngestItem, files: BotApi | None, settings: Settings) -> Iterator[IngestItem]:
+    """The item with its bytes on disk: a Telegram file is downloaded through `files` into a private
+    temp folder, removed when the block ends (a user's file is not left on the machine's disk)."""
+    downloaded = item.path is None and bool(item.telegram_file_id)
+    if downloaded:
         item = download_telegram_file(item, files, download_limit(settings))
     if item.path is None:
         raise ValueError(f"item {item.source_identifier!r} has no file")
-    return item
+    try:
+        yield item
+    finally:
+        if downloaded:
+            shutil.rmtree(Path(item.path).parent, ignore_errors=True)
 
 
 def media_source_type(item: IngestItem) -> SourceType:
@@ -112,17 +121,18 @@ def media_source_type(item: IngestItem) -> SourceType:
 
 def from_media(item: IngestItem, files: BotApi | None, settings: Settings, progress: Step) -> ExtractedDocument:
     """Voice, audio, video: Whisper."""
-    item = _local(item, files, settings)
-    assert item.path is not None
-    return transcribe(item.path, source_type=media_source_type(item),
-                      source_identifier=item.file_name or item.source_identifier)
+    with _local(item, files, settings) as local:
+        assert local.path is not None
+        return transcribe(local.path, source_type=media_source_type(local),
+                          source_identifier=local.file_name or local.source_identifier)
 
 
 def from_file(item: IngestItem, files: BotApi | None, settings: Settings, progress: Step) -> ExtractedDocument:
     """A document: the file formats (`nodes.ingestion.formats`), named after the file the user sent."""
-    item = _local(item, files, settings)
-    assert item.path is not None
-    document = parse_file_task(item.path, item.file_name or Path(item.path).name, item.mime_type, settings, progress)
+    with _local(item, files, settings) as local:
+        assert local.path is not None
+        document = parse_file_task(local.path, local.file_name or Path(local.path).name, local.mime_type, settings,
+                                   progress)
     if item.file_name:
         document = document.model_copy(update={"source_identifier": item.file_name})
     return document
@@ -166,44 +176,40 @@ def _ingest_source(item: IngestItem, name: str, owner_id: int, subcategory: str 
                    pending: bool, files: BotApi | None, settings: Settings, step: Step) -> IngestOutcome:
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    try:
-        step("extract", 0, 1)
-        document = extract(item, files, settings, step)
-        timings["extract"] = time.perf_counter() - started
-        existing = find_document(owner_id, content_hash(document.text))
-        if existing is not None:
-            # A job resumed after a crash finds what it stored itself: that was "indexed".
-            mine = job_id is not None and existing.job_id == job_id
-            outcome = IngestOutcome(name=name, status="indexed" if mine else "duplicate",
-                                    title=existing.title or document.title,
-                                    chunks=existing.chunk_count, document_id=existing.document_id)
-        else:
-            mark = time.perf_counter()
-            chunked = chunk_document(document, settings)
-            timings["chunk"] = time.perf_counter() - mark
-            step("embed", 0, len(chunked.chunks))
-            mark = time.perf_counter()
-            checkpoint = JobCheckpoint(job_id, content_hash(document.text)) if job_id is not None else None
-            vectors = embed_chunks(chunked.text, chunked.chunks, title=document.title, checkpoint=checkpoint,
-                                   progress=step)
-            timings["embed"] = time.perf_counter() - mark
-            step("store", len(chunked.chunks), len(chunked.chunks))
-            mark = time.perf_counter()
-            stored = store_document(owner_id, document, chunked.records, vectors, subcategory, job_id,
-                                    pending=pending)
-            timings["store"] = time.perf_counter() - mark
-            outcome = IngestOutcome(
-                name=name, status="duplicate" if stored.duplicate and stored.job_id != job_id else "indexed",
-                title=document.title, chunks=stored.chunk_count,
-                duration_seconds=document.duration_seconds, document_id=stored.document_id,
-                resumed_chunks=checkpoint.resumed if checkpoint is not None else 0)
-        step("done", 1, 1)
-        timings["total"] = time.perf_counter() - started
-        artifact(markdown=_summary(item, outcome, document, timings),
-                                 description=f"Ingestion of {name}")
-        return outcome
-    finally:
-        _discard_upload(item)
+    step("extract", 0, 1)
+    document = extract(item, files, settings, step)
+    timings["extract"] = time.perf_counter() - started
+    existing = find_document(owner_id, content_hash(document.text))
+    if existing is not None:
+        # A job resumed after a crash finds what it stored itself: that was "indexed".
+        mine = job_id is not None and existing.job_id == job_id
+        outcome = IngestOutcome(name=name, status="indexed" if mine else "duplicate",
+                                title=existing.title or document.title,
+                                chunks=existing.chunk_count, document_id=existing.document_id)
+    else:
+        mark = time.perf_counter()
+        chunked = chunk_document(document, settings)
+        timings["chunk"] = time.perf_counter() - mark
+        step("embed", 0, len(chunked.chunks))
+        mark = time.perf_counter()
+        checkpoint = JobCheckpoint(job_id, content_hash(document.text)) if job_id is not None else None
+        vectors = embed_chunks(chunked.text, chunked.chunks, title=document.title, checkpoint=checkpoint,
+                               progress=step)
+        timings["embed"] = time.perf_counter() - mark
+        step("store", len(chunked.chunks), len(chunked.chunks))
+        mark = time.perf_counter()
+        stored = store_document(owner_id, document, chunked.records, vectors, subcategory, job_id,
+                                pending=pending)
+        timings["store"] = time.perf_counter() - mark
+        outcome = IngestOutcome(
+            name=name, status="duplicate" if stored.duplicate and stored.job_id != job_id else "indexed",
+            title=document.title, chunks=stored.chunk_count,
+            duration_seconds=document.duration_seconds, document_id=stored.document_id,
+            resumed_chunks=checkpoint.resumed if checkpoint is not None else 0)
+    step("done", 1, 1)
+    timings["total"] = time.perf_counter() - started
+    artifact(markdown=_summary(item, outcome, document, timings), description=f"Ingestion of {name}")
+    return outcome
 
 
 class JobCheckpoint:
@@ -220,12 +226,6 @@ class JobCheckpoint:
 
     def save(self, vectors: dict[int, list[float]]) -> None:
         jobs.checkpoint(self.job_id, self.document, vectors)
-
-
-def _discard_upload(item: IngestItem) -> None:
-    """Downloaded Telegram files live in a private temp folder: remove it when done."""
-    if item.telegram_file_id and item.path and Path(item.path).parent.name.startswith("grove-upload-"):
-        shutil.rmtree(Path(item.path).parent, ignore_errors=True)
 
 
 # One branch per item, run in parallel by the flow's task runner. (Branches are tasks rather

@@ -9,7 +9,9 @@ querying the chunks in Postgres.
 from __future__ import annotations
 
 import asyncio
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +51,15 @@ PDF_PAGES = [
 SPEECH = "Клубнику поливают утром тёплой водой. Ягоды собирают каждые два дня."
 # A different recording for the video: the same words would be the same document (a duplicate).
 VIDEO_SPEECH = "Ягоды клубники собирают утром, пока они прохладные."
+
+
+@pytest.fixture
+def uploads_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[str]]:
+    """The process's temp folders go under `tmp_path`: the Telegram downloads still on disk."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    return lambda: sorted(path.name for path in temp.glob("grove-upload-*"))
 
 
 def chunks_of(url: str, user_id: int) -> list[dict]:
@@ -120,7 +131,8 @@ def job_trace(url: str, user_id: int) -> dict:
 
 
 async def test_pdf_docx_and_text_files(standin: TelegramStandin, store: str, user_id: int,
-                                       other_user_id: int, tmp_path: Path) -> None:
+                                       other_user_id: int, tmp_path: Path,
+                                       uploads_left: Callable[[], list[str]]) -> None:
     pdf = make_pdf(PDF_PAGES, tmp_path / "ягоды.pdf", title="Ягодник")
     docx = make_docx(["Обрезка крыжовника", "Крыжовник обрезают ранней весной до распускания почек."],
                      [["Сорт", "Срок созревания"], ["Малахит", "июль"]], tmp_path / "крыжовник.docx")
@@ -141,6 +153,7 @@ async def test_pdf_docx_and_text_files(standin: TelegramStandin, store: str, use
     assert said_pdf.startswith("✅ Проиндексировано: «Ягодник»") and "фрагментов:" in said_pdf
     assert "✅" in said_docx and "✅" in said_txt
     assert "уже есть в вашей базе" in again  # same content, same user: not stored twice
+    assert uploads_left() == []  # the user's files were removed from the machine's disk once read
     rows = chunks_of(store, user_id)
     assert documents_of(store, user_id) == 3
     pdf_rows = [r for r in rows if r["source_type"] == "pdf"]
@@ -229,7 +242,7 @@ async def test_voice_and_video_are_transcribed_with_timestamps(
 
 
 async def test_bad_input_gets_a_clear_message_and_writes_nothing(
-    standin: TelegramStandin, store: str, user_id: int, tmp_path: Path
+    standin: TelegramStandin, store: str, user_id: int, tmp_path: Path, uploads_left: Callable[[], list[str]]
 ) -> None:
     async with running(new_bot(), worker=True):
         await choose_documents(standin, user_id)
@@ -256,6 +269,7 @@ async def test_bad_input_gets_a_clear_message_and_writes_nothing(
     assert huge.startswith("⚠️") and "20 МБ" in huge  # Telegram bots cannot download more
     assert len(standin.calls("getFile")) == file_fetches  # refused before any transfer
     assert documents_of(store, user_id) == 0 and chunks_of(store, user_id) == []
+    assert uploads_left() == []  # nor is a refused or unreadable file left on disk
 
 
 async def test_clean_base_removes_only_this_users_documents(

@@ -6,6 +6,7 @@ size limits refused before any transfer with a message the user can read.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +28,15 @@ def tg(env) -> Iterator[TelegramStandin]:  # type: ignore[no-untyped-def]
     with TelegramStandin() as server:
         env(TELEGRAM_BOT_TOKEN="123456:FILES-TOKEN", GROVE_TELEGRAM_API_URL=server.api_url)
         yield server
+
+
+@pytest.fixture(autouse=True)
+def temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The downloads of these tests go under `tmp_path`, removed with it."""
+    folder = tmp_path / "temp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
 
 
 @pytest.fixture
@@ -74,13 +84,15 @@ def test_a_file_known_to_be_too_big_is_refused_before_any_transfer(tg: TelegramS
     assert tg.calls("getFile") == [] and tg.calls("file") == []  # not even getFile
 
 
-def test_groves_own_smaller_limit_is_checked_against_getfiles_size(tg: TelegramStandin, api: LoopBot, env) -> None:  # type: ignore[no-untyped-def]
+def test_groves_own_smaller_limit_is_checked_against_getfiles_size(tg: TelegramStandin, api: LoopBot, env,  # type: ignore[no-untyped-def]
+                                                                    temp: Path) -> None:
     env(GROVE_MAX_FILE_BYTES=str(1 * MB))
     item = sent(tg, bytes(2 * MB), "скан.pdf", "application/pdf").model_copy(update={"file_size": None})
     with pytest.raises(IngestError) as refused:
         download_telegram_file(item, api, download_limit(get_settings()))
     assert refused.value.user_message == "Файл «скан.pdf» больше 1 МБ: бот не может его скачать."
     assert len(tg.calls("getFile")) == 1 and tg.calls("file") == []  # asked once, nothing downloaded
+    assert list(temp.iterdir()) == []  # and no empty folder left for it
 
 
 def test_a_file_named_only_by_its_source_is_named_so_in_the_refusal(tg: TelegramStandin, api: LoopBot) -> None:

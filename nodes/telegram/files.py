@@ -9,6 +9,7 @@ A refusal is final: only failures a retry may fix are retried (one getFile, not 
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from pathlib import Path
 from typing import TypeGuard
@@ -51,8 +52,17 @@ def download_telegram_file(item: IngestItem, api: BotApi | None, limit: int) -> 
     if api is None:
         raise ValueError("no Telegram bot was handed in to download the file with")
     folder = Path(tempfile.mkdtemp(prefix="grove-upload-"))
-    suffix = Path(item.file_name or "").suffix[:16]
-    target = folder / f"upload{suffix}"
+    try:
+        return _fetch(item, api, limit, folder / f"upload{Path(item.file_name or '').suffix[:16]}")
+    except BaseException:  # a refusal, or an attempt the task retries: no folder is left behind
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def _fetch(item: IngestItem, api: BotApi, limit: int, target: Path) -> IngestItem:
+    """getFile (its size checked against `limit` again), then the bytes written to `target`."""
+    name = item.file_name or item.source_identifier
+    assert item.telegram_file_id is not None
     try:
         telegram_file = api.get_file(item.telegram_file_id)
     except BadRequest as exc:
