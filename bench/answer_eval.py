@@ -79,6 +79,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -382,9 +383,9 @@ def judge_silent(verdict: Verdict, reply: Reply, refused: bool) -> None:
 # --------------------------------------------------------------------------- running
 
 
-def export_tree(ref: str) -> Path:
-    """`git archive ref` into a temporary folder: another revision's code, run as it is."""
-    folder = Path(tempfile.mkdtemp(prefix="grove-" + re.sub(r"[^\w.-]", "_", ref) + "-"))
+def export_tree(ref: str, under: Path) -> Path:
+    """`git archive ref` into a folder under `under`: another revision's code, run as it is."""
+    folder = Path(tempfile.mkdtemp(prefix=re.sub(r"[^\w.-]", "_", ref) + "-", dir=under))
     archive = folder / "tree.tar"
     subprocess.run(["git", "-C", str(PROJECT_ROOT), "archive", "--format=tar", "-o", str(archive), ref], check=True)
     with tarfile.open(archive) as tar:
@@ -443,6 +444,8 @@ def main() -> None:
 
     settings = get_settings()
     work = Path(tempfile.mkdtemp(prefix="grove-answer-eval-"))
+    trees = work / "trees"  # the other revisions' code, removed after the run (the logs stay)
+    trees.mkdir()
 
     def local_server(options: tuple[str, int, str]) -> LocalLLMServer:
         draft, tokens, chat_format = options
@@ -476,11 +479,12 @@ def main() -> None:
                     base_env["GROVE_LOCAL_LLM_URL"] = server.start()
                     print(f"local model server restarted for {name}: draft {wanted[0] or 'none'}, "
                           f"{wanted[1]} tokens", flush=True)
-                tree = export_tree(args.before_ref) if name == "before" else PROJECT_ROOT
+                tree = export_tree(args.before_ref, trees) if name == "before" else PROJECT_ROOT
                 answers[name] = run_config(name, tree, CONFIGS.get(name, {}), questions, base_env)
                 print(f"local model server RSS after {name}: {server_rss(server)}", flush=True)
         finally:
             server.stop()
+            shutil.rmtree(trees, ignore_errors=True)
         referees = {s.name: Judge(s) for s in sets}
         verdicts = {name: {a["id"]: judge(a, by_id[a["id"]][0], by_id[a["id"]][1], referees[by_id[a["id"]][1].name])
                            for a in found} for name, found in answers.items()}

@@ -215,6 +215,7 @@ def main() -> None:
         APILogWorker.drain_all(timeout=10)
         server.stop()
         prefect.stop()
+        print(f"the local model's log: {work / 'llm.log'}")
 
 
 if __name__ == "__main__":

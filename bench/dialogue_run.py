@@ -13,6 +13,7 @@ consultations how many reached an answer and in how many turns.
 
 from __future__ import annotations
 
+import shutil
 import statistics
 import tempfile
 import time
@@ -91,6 +92,7 @@ def main() -> None:
 
         APILogWorker.drain_all(timeout=10)
         prefect.stop()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def run_all(persona: Persona) -> list[float]:

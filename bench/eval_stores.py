@@ -197,6 +197,7 @@ import json
 import os
 import pickle
 import re
+import shutil
 import tempfile
 import threading
 import time
@@ -742,6 +743,7 @@ def prefect_server() -> Iterator[None]:
 
         APILogWorker.drain_all(timeout=10)
         server.stop()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 @contextmanager

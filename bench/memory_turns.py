@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -81,6 +82,7 @@ def run(turns: int) -> None:
             measure(turns)
     finally:
         prefect.stop()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def measure(turns: int) -> None:

@@ -31,6 +31,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -316,6 +317,7 @@ def grove_case(url: str, llm_url: str, users_n: int, questions: int, prefect_db:
             up.process.send_signal(2)
             up.process.wait(120)
         standin.stop()
+        shutil.rmtree(data, ignore_errors=True)
 
 
 def second_worker(up: GroveUp) -> subprocess.Popen[str]:

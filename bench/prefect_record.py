@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -274,6 +275,7 @@ def measure(services: str, ways: list[str], runs: int, profile: str | None = Non
     finally:
         server.stop()
         pg.stop()
+        shutil.rmtree(work, ignore_errors=True)
     return lines
 
 

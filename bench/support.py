@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -32,6 +33,7 @@ def temporary_store() -> Iterator[str]:
     finally:
         close_pool()
         server.stop()
+        shutil.rmtree(work, ignore_errors=True)  # a cluster per run adds up on the disk
 
 
 def cpu_of(processes: list[psutil.Process]) -> float:

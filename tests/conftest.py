@@ -26,6 +26,11 @@ if TYPE_CHECKING:
 
 _ROOT = Path(tempfile.mkdtemp(prefix="grove-tests-"))
 _ROOT.chmod(0o755)  # the unprivileged Postgres user must reach its data dir
+# Every temp folder of the run (tests', the app's subprocesses', pytest's own) goes under the run's
+# root, removed at its end: a killed app's downloads or a test's cluster are not left on the disk.
+_TEMP = _ROOT / "tmp"
+_TEMP.mkdir()
+_TEMP.chmod(0o1777)
 
 
 def free_port() -> int:
@@ -42,6 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
     os.environ["PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW"] = "ignore"
     os.environ["GROVE_DATA_DIR"] = str(_ROOT / "data")
+    os.environ["TMPDIR"] = tempfile.tempdir = str(_TEMP)
     # Models are big and read-only: tests use the ones `make models` assembled for the project.
     os.environ.setdefault("GROVE_MODELS_DIR", str(PROJECT_ROOT / ".grove" / "models"))
     for leaked in ("TELEGRAM_BOT_TOKEN", "DATABASE_URL", "OPENROUTER_API_KEY", "GROVE_LLM_API_KEY"):
