@@ -12,10 +12,8 @@ Figures: bench/README.md, «Which passage to quote» (bench.quote_eval).
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from nodes.retrieval.lexical import Weights, sentences, term_set, words
 
@@ -69,37 +67,13 @@ Similarity = Callable[[str, Sequence[str]], Sequence[float]]
 
 
 def embedded_similarity(question: str, texts: Sequence[str]) -> list[float]:
-    """Cosine of the question's query embedding and each text's document embedding (the store's model).
-
-    A turn chooses twice from the same sentences (the passages shown while the model writes, then
-    the quote under its answer), so the last vectors are kept (per model: a setting may change it)."""
+    """Cosine of the question's query embedding and each text's document embedding (the store's model;
+    a turn chooses twice from the same sentences, so their vectors come from its memory)."""
     from nodes.embedding.embedder import get_embedder
 
     embedder = get_embedder()
-    model = id(embedder)
-    with _vectors_lock:
-        missing = [t for t in dict.fromkeys(texts) if (model, t) not in _window_vectors]
-    vectors = dict(zip(missing, embedder.embed_documents(missing, urgent=True), strict=True)) if missing else {}
-    with _vectors_lock:
-        _window_vectors.update({(model, t): v for t, v in vectors.items()})
-        vectors.update({t: _window_vectors[model, t] for t in texts if t not in vectors})
-        while len(_window_vectors) > WINDOW_CACHE:
-            del _window_vectors[next(iter(_window_vectors))]
-        query = _query_vectors.get((model, question))
-    if query is None:
-        query = embedder.embed_query(question)
-        with _vectors_lock:
-            _query_vectors[model, question] = query
-            while len(_query_vectors) > QUERY_CACHE:
-                del _query_vectors[next(iter(_query_vectors))]
-    return [float(vectors[t] @ query) for t in texts]
-
-
-WINDOW_CACHE = 256  # sentence windows (a turn reads about eight)
-QUERY_CACHE = 32
-_window_vectors: dict[tuple[int, str], Any] = {}
-_query_vectors: dict[tuple[int, str], Any] = {}
-_vectors_lock = threading.Lock()
+    query = embedder.recall_query(question)
+    return [float(vector @ query) for vector in embedder.recall_documents(texts)]
 
 
 @dataclass(frozen=True)

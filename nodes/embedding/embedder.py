@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
@@ -63,6 +63,33 @@ def _load_embedder(key: ModelKey, settings: Settings) -> Embedder:
     return Embedder(runtime=runtime, load_model=lambda: load_model(key, settings))
 
 
+RECENT_DOCUMENTS = 4096
+"""Document vectors an embedder keeps (`recall_documents`): a turn's passages hold a few hundred
+distinct words and about eight sentence windows, and the next turn often shares them."""
+RECENT_QUERIES = 32
+
+
+class Recent:
+    """The last `size` vectors by their text, the oldest dropped first; safe to share between threads."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._vectors: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    def get(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        with self._lock:
+            return {t: self._vectors[t] for t in texts if t in self._vectors}
+
+    def put(self, pairs: Iterable[tuple[str, np.ndarray]]) -> dict[str, np.ndarray]:
+        added = dict(pairs)
+        with self._lock:
+            self._vectors.update(added)
+            while len(self._vectors) > self.size:
+                del self._vectors[next(iter(self._vectors))]
+        return added
+
+
 class Embedder:
     """One loaded embedding model and the operations grove needs from it.
 
@@ -92,6 +119,8 @@ class Embedder:
         self._settings = settings
         self._lock = PriorityLock()
         self.dim: int = int(runtime.dim)
+        self._recent_documents = Recent(RECENT_DOCUMENTS)
+        self._recent_queries = Recent(RECENT_QUERIES)
 
     @property
     def model(self) -> SentenceTransformer:
@@ -159,6 +188,23 @@ class Embedder:
     def embed_documents(self, texts: Sequence[str], *, urgent: bool = False) -> np.ndarray:
         """Vectors ``[n, dim]`` of standalone passages (document prompt); background work by default."""
         return self._encode(texts, self.settings.embedding_document_prompt, urgent=urgent)
+
+    def recall_documents(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Each text's document vector, urgently, the ones embedded lately taken from memory: a turn
+        embeds the same sentences and words more than once (the passages shown while the model
+        writes, then the quote under its answer; the words matched against the user's)."""
+        known = self._recent_documents.get(texts)
+        new = [t for t in dict.fromkeys(texts) if t not in known]
+        if new:
+            known.update(self._recent_documents.put(zip(new, self.embed_documents(new, urgent=True), strict=True)))
+        return [known[t] for t in texts]
+
+    def recall_query(self, text: str) -> np.ndarray:
+        """The query vector of `text`, from memory when the turn asked it already."""
+        known = self._recent_queries.get([text])
+        if text not in known:
+            known.update(self._recent_queries.put([(text, self.embed_query(text))]))
+        return known[text]
 
     @contextmanager
     def _window(self, k: int, n: int, chunks: int, progress: Step) -> Iterator[None]:

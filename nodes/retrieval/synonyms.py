@@ -10,7 +10,6 @@ not: `bench.missing_words` measured the line (bench/README.md, «Offline answers
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,10 +20,6 @@ WORD = re.compile(r"[A-Za-zА-Яа-яЁё][A-Za-zА-Яа-яЁё\-]{2,}")
 
 # Texts → their document embeddings; handed in so tests and benches can swap the model.
 Embed = Callable[[Sequence[str]], Sequence[Any]]
-
-WORD_CACHE = 4096  # a turn's passages hold a few hundred distinct words; the next turn often shares them
-_vectors: dict[tuple[int, str], np.ndarray] = {}
-_lock = threading.Lock()
 
 
 def user_synonyms(missing: Sequence[str], passages: Sequence[str], line: float,
@@ -38,31 +33,13 @@ def user_synonyms(missing: Sequence[str], passages: Sequence[str], line: float,
     if embed is None:
         from nodes.embedding.embedder import get_embedder
 
-        embedder = get_embedder()
-        key = id(embedder)
-
-        def embed(texts: Sequence[str]) -> Sequence[Any]:
-            return list(embedder.embed_documents(list(texts), urgent=True))
-    else:
-        key = id(embed)
+        embed = get_embedder().recall_documents  # the words of a turn's passages are embedded once
     asked = list(dict.fromkeys(w.lower() for w in missing))
-    vectors = _embedded([*asked, *words], embed, key)
+    listed = list(dict.fromkeys([*asked, *words]))
+    vectors = {w: _unit(v) for w, v in zip(listed, embed(listed), strict=True)}
     shown = np.stack([vectors[w] for w in words])
     near = {w for w in asked if float(np.max(shown @ vectors[w])) >= line}
     return [w for w in missing if w.lower() in near]
-
-
-def _embedded(words: list[str], embed: Embed, key: int) -> dict[str, np.ndarray]:
-    """Each word's unit vector, the ones seen before from the cache (per model: a setting may change it)."""
-    with _lock:
-        new = [w for w in dict.fromkeys(words) if (key, w) not in _vectors]
-    found = dict(zip(new, (_unit(v) for v in embed(new)), strict=True)) if new else {}
-    with _lock:
-        _vectors.update({(key, w): v for w, v in found.items()})
-        found.update({w: _vectors[key, w] for w in words if w not in found})
-        while len(_vectors) > WORD_CACHE:
-            del _vectors[next(iter(_vectors))]
-    return found
 
 
 def _unit(vector: Any) -> np.ndarray:
