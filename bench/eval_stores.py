@@ -167,6 +167,12 @@ Sets (nothing here edits a set):
   bench/sets/brasero_help_html_ru.json: 20 questions over the whole Russian help of Brasero, GNOME's disc-burning
   program, its 14 Mallard pages rendered by yelp-build as HTML pages; both committed in bench/sets/docs/ and ingested
   as files), each with 10 unanswerable ones: written on 2026-11-28 after AY and AZ, held out, with `facts` as AI and AJ.
+* ``boxes``, ``totem`` — sets BC and BD (bench/sets/gnome_boxes_help_rtf_ru.json: 20 questions over the whole
+  Russian help of GNOME Boxes, GNOME's program for virtual machines, its 25 Mallard pages rendered by yelp-build,
+  joined into one HTML page and saved as one RTF by LibreOffice Writer; bench/sets/totem_help_fb2_ru.json: 20 questions
+  over the whole Russian help of Totem, GNOME's video player, its 19 Mallard pages rendered by yelp-build and joined
+  into one FB2 book by pandoc; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable
+  ones: written on 2026-11-29 after BA and BB, held out, with `facts` as AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -226,7 +232,7 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "marble", "maintguide", "kmplot", "emacs", "sysmonitor", "rhythmbox", "kmail", "gnote",
              "gwenview", "dolphin", "konsole", "akregator", "kolourpaint", "okular", "kcalc", "kompare",
              "kwordquiz", "kig", "kgpg", "juk", "kolf", "step", "spectacle", "kinfocenter", "krdc", "kmouth",
-             "kbruch", "kmines", "ktouch", "skanlite", "fileroller", "brasero")
+             "kbruch", "kmines", "ktouch", "skanlite", "fileroller", "brasero", "boxes", "totem")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -492,6 +498,8 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "fileroller": lambda: load_needle_set("file_roller_help_epub_ru.json", "fileroller",
                                               "file_roller_help_epub_silent_ru.json"),
         "brasero": lambda: load_needle_set("brasero_help_html_ru.json", "brasero", "brasero_help_html_silent_ru.json"),
+        "boxes": lambda: load_needle_set("gnome_boxes_help_rtf_ru.json", "boxes", "gnome_boxes_help_rtf_silent_ru.json"),
+        "totem": lambda: load_needle_set("totem_help_fb2_ru.json", "totem", "totem_help_fb2_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
