@@ -440,7 +440,7 @@ def main() -> None:
 
     from grove.infra.llm_server import LocalLLMServer
     from grove.core.settings import get_settings
-    from tests.conftest import free_port
+    from tests.support.ports import free_port
 
     settings = get_settings()
     work = Path(tempfile.mkdtemp(prefix="grove-answer-eval-"))

@@ -140,7 +140,7 @@ def local_model() -> Iterator[None]:
     """The packaged local model on a server of its own, named in the settings for the block."""
     from grove.core.settings import configure, get_settings
     from grove.infra.llm_server import LocalLLMServer
-    from tests.conftest import free_port
+    from tests.support.ports import free_port
 
     settings = get_settings()
     server = LocalLLMServer(model_path=Path(settings.model_path(settings.local_llm_model)), port=free_port(),

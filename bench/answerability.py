@@ -462,7 +462,7 @@ def judge_all(probes: list[Probe], shown: int, how: str) -> None:
 
     from grove.core.settings import get_settings
     from grove.infra.llm_server import LocalLLMServer
-    from tests.conftest import free_port
+    from tests.support.ports import free_port
 
     settings = get_settings()
     work = Path(tempfile.mkdtemp(prefix="grove-answerability-"))

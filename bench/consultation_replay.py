@@ -189,7 +189,7 @@ def main() -> None:
     from grove.core.settings import get_settings, reset_settings
     from grove.infra.llm_server import LocalLLMServer
     from grove.infra.prefect_server import PrefectServer
-    from tests.conftest import free_port
+    from tests.support.ports import free_port
     from tests.support.berries import store_berry_library
 
     for name in ("GROVE_LLM_API_KEY", "GROVE_LLM_BASE_URL", "OPENAI_API_KEY"):

@@ -73,7 +73,7 @@ def main() -> None:
 
     from grove.infra.prefect_server import PrefectServer
     from grove.core.settings import reset_settings
-    from tests.conftest import free_port
+    from tests.support.ports import free_port
     from tests.support.scripted_llm import ScriptedLLM
 
     persona = Persona()

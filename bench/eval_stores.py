@@ -738,7 +738,7 @@ def ingest_set(evalset: EvalSet, owner_id: int, html_via: str, stats: dict[str, 
 def prefect_server() -> Iterator[None]:
     """A temporary Prefect server for the ingest flow runs (as `grove ingest` would use)."""
     from grove.infra.prefect_server import PrefectServer
-    from tests.conftest import free_port
+    from tests.support.ports import free_port
 
     work = Path(tempfile.mkdtemp(prefix="grove-bench-prefect-"))
     server = PrefectServer(home=work / "prefect", port=free_port())

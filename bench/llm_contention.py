@@ -103,7 +103,7 @@ def main() -> None:
 
     from grove.core.settings import get_settings
     from grove.infra.llm_server import LocalLLMServer
-    from tests.conftest import free_port
+    from tests.support.ports import free_port
 
     settings = get_settings()
     model = Path(settings.model_path(settings.local_llm_model))

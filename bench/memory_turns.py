@@ -65,7 +65,7 @@ def consultant(body: dict) -> object:
 def run(turns: int) -> None:
     from bench.support import temporary_store
     from grove.infra.prefect_server import PrefectServer
-    from tests.conftest import free_port
+    from tests.support.ports import free_port
     from tests.support.scripted_llm import ScriptedLLM
 
     work = Path(tempfile.mkdtemp(prefix="grove-bench-memory-"))

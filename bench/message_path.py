@@ -292,7 +292,7 @@ def run(users_n: int, questions: int, contention: bool, prefect_dbs: list[str], 
 def grove_case(url: str, llm_url: str, users_n: int, questions: int, prefect_db: str, dispatch: str,
                contention: bool, base: int) -> list[str]:
     from grove.core.settings import get_settings
-    from tests.conftest import free_port
+    from tests.support.ports import free_port
 
     standin = TimedStandin()
     standin.start()

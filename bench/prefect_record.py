@@ -213,7 +213,7 @@ def measure(services: str, ways: list[str], runs: int, profile: str | None = Non
     from grove.infra.prefect_server import PrefectServer
     from grove.app.runtime import prefect_database
     from grove.core.settings import configure
-    from tests.conftest import free_port
+    from tests.support.ports import free_port
 
     work = Path(tempfile.mkdtemp(prefix="grove-prefect-record-"))
     work.chmod(0o755)

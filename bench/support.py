@@ -19,7 +19,7 @@ def temporary_store() -> Iterator[str]:
     from grove.store.db import close_pool, prepare_database
     from grove.infra.postgres_server import EmbeddedPostgres
     from grove.core.settings import reset_settings
-    from tests.conftest import free_port
+    from tests.support.ports import free_port
 
     work = Path(tempfile.mkdtemp(prefix="grove-bench-"))
     work.chmod(0o755)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
-import socket
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from grove.core.settings import PROJECT_ROOT, reset_settings
+from tests.support.ports import free_port
 
 if TYPE_CHECKING:
     from tests.support.telegram_standin import TelegramStandin
@@ -31,12 +31,6 @@ _ROOT.chmod(0o755)  # the unprivileged Postgres user must reach its data dir
 _TEMP = _ROOT / "tmp"
 _TEMP.mkdir()
 _TEMP.chmod(0o1777)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -113,7 +113,7 @@ async def test_webhook_mode_receives_updates(standin: TelegramStandin, store: st
 
     from grove.channels.bot import webhook_options
     from grove.core.settings import get_settings
-    from tests.conftest import free_port
+    from tests.support.ports import free_port
 
     port = free_port()
     env(GROVE_TELEGRAM_WEBHOOK_URL=f"http://127.0.0.1:{port}/telegram/hook",

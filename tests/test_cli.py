@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port
+from tests.support.ports import free_port
 from tests.support.documents import make_pdf
 from tests.support.scripted_llm import ScriptedLLM, text, tool_call
 

@@ -328,7 +328,7 @@ def test_postgres_lost_mid_indexing_stops_says_so_and_resumes_when_back(
     from grove.store.db import close_pool, prepare_database
     from grove.infra.postgres_server import EmbeddedPostgres
     from grove.app.worker import STORE_LOST, JobWorker
-    from tests.conftest import free_port
+    from tests.support.ports import free_port
     from tests.support.documents import make_pdf
 
     import tempfile
@@ -416,7 +416,7 @@ async def test_the_webhook_answers_200_only_once_the_update_is_stored(
     from grove.channels.bot import webhook_options
     from grove.store.db import StoreUnavailable
     from grove.core.settings import get_settings
-    from tests.conftest import free_port
+    from tests.support.ports import free_port
 
     real = grove.channels.bot.inbox.store
     refusing = {"on": True}

@@ -14,7 +14,7 @@ from nodes.store.document_store import ChunkRecord, store_document
 from nodes.embedding.embedder import get_embedder
 from grove.core.ingest_types import ExtractedDocument
 from nodes.answering.llm import adapt_for_llama_cpp, endpoint_of
-from tests.conftest import free_port
+from tests.support.ports import free_port
 from tests.support.prerequisites import require
 
 pytestmark = [pytest.mark.models, pytest.mark.timeout(600)]

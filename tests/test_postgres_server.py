@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from grove.infra.postgres_server import EmbeddedPostgres
-from tests.conftest import free_port
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.e2e  # starts real Postgres clusters
 

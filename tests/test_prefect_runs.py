@@ -28,7 +28,7 @@ from grove.core.messages import IncomingUpdate
 from grove.core.prefect_reporter import (FIRST_BACKOFF, MAX_BACKOFF, STAGE_MIN_SECONDS, THREADS, PrefectReporter,
                                          _worth_watching)
 from grove.infra.prefect_server import PrefectServer
-from tests.conftest import free_port
+from tests.support.ports import free_port
 from tests.support.scripted_llm import ScriptedLLM, error
 
 pytestmark = pytest.mark.timeout(300)

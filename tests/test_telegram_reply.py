@@ -236,7 +236,7 @@ def test_a_bot_opened_while_telegram_is_out_of_reach_meets_it_at_its_first_call(
     outbox) until Telegram answers again."""
     from telegram.error import NetworkError
 
-    from tests.conftest import free_port
+    from tests.support.ports import free_port
 
     env(TELEGRAM_BOT_TOKEN="123456:REPLY-TOKEN", GROVE_TELEGRAM_API_URL=f"http://127.0.0.1:{free_port()}")
     api = LoopBot.open(get_settings())  # nothing is listening there: no error yet

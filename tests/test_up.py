@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import free_port
+from tests.support.ports import free_port
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]  # grove up as a subprocess
 # Library noise a user must not read: weight-loading bars, Prefect's and llama.cpp's warnings, tracebacks.

@@ -107,7 +107,7 @@ def test_the_local_model_is_timed_at_start_on_the_answers_own_beginning(env) -> 
 def test_without_a_local_server_nothing_is_timed(env) -> None:  # type: ignore[no-untyped-def]
     from grove.app import warm
     from nodes.answering import model_speed
-    from tests.conftest import free_port
+    from tests.support.ports import free_port
 
     env(GROVE_LOCAL_LLM_URL=f"http://127.0.0.1:{free_port()}/v1")
     model_speed.forget()
