@@ -173,6 +173,12 @@ Sets (nothing here edits a set):
   over the whole Russian help of Totem, GNOME's video player, its 19 Mallard pages rendered by yelp-build and joined
   into one FB2 book by pandoc; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable
   ones: written on 2026-11-29 after BA and BB, held out, with `facts` as AI and AJ.
+* ``ghex``, ``knights`` — sets BE and BF (bench/sets/ghex_help_txt_ru.json: 20 questions over the whole Russian
+  help of GHex, GNOME's hex editor, its 11 Mallard pages rendered by yelp-build and joined into one plain text file by
+  pandoc; bench/sets/knights_handbook_md_ru.json: 20 questions over the whole Russian handbook of Knights, KDE's chess
+  game, built from its DocBook into one HTML page and rewritten as one Markdown file by html2text; both committed in
+  bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on 2026-11-29 after BC and BD, held
+  out, with `facts` as AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -232,7 +238,8 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "marble", "maintguide", "kmplot", "emacs", "sysmonitor", "rhythmbox", "kmail", "gnote",
              "gwenview", "dolphin", "konsole", "akregator", "kolourpaint", "okular", "kcalc", "kompare",
              "kwordquiz", "kig", "kgpg", "juk", "kolf", "step", "spectacle", "kinfocenter", "krdc", "kmouth",
-             "kbruch", "kmines", "ktouch", "skanlite", "fileroller", "brasero", "boxes", "totem")
+             "kbruch", "kmines", "ktouch", "skanlite", "fileroller", "brasero", "boxes", "totem",
+             "ghex", "knights")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -500,6 +507,8 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "brasero": lambda: load_needle_set("brasero_help_html_ru.json", "brasero", "brasero_help_html_silent_ru.json"),
         "boxes": lambda: load_needle_set("gnome_boxes_help_rtf_ru.json", "boxes", "gnome_boxes_help_rtf_silent_ru.json"),
         "totem": lambda: load_needle_set("totem_help_fb2_ru.json", "totem", "totem_help_fb2_silent_ru.json"),
+        "ghex": lambda: load_needle_set("ghex_help_txt_ru.json", "ghex", "ghex_help_txt_silent_ru.json"),
+        "knights": lambda: load_needle_set("knights_handbook_md_ru.json", "knights", "knights_handbook_md_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
