@@ -115,7 +115,6 @@ CONFIGS: dict[str, dict[str, str]] = {
     "opening-3": {"GROVE_LOCAL_ANSWER_OPENING": "3"},
     "opening-6": {"GROVE_LOCAL_ANSWER_OPENING": "6"},
     "near-0.7": {"GROVE_LOCAL_ANSWER_JUDGE_NEAR": "0.7"},  # drafts in the near band from surer-than-past-the-gate odds
-    "near-0.55": {"GROVE_LOCAL_ANSWER_JUDGE_NEAR": "0.55"},  # drafts in the near band at the past-the-gate odds
     # the local model server's own decoding: run on a server started with these settings
     "prompt-lookup": {"GROVE_LOCAL_LLM_DRAFT": "prompt-lookup-decoding"},
     "prompt-lookup-4": {"GROVE_LOCAL_LLM_DRAFT": "prompt-lookup-decoding", "GROVE_LOCAL_LLM_DRAFT_TOKENS": "4"},
