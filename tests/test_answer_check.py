@@ -30,7 +30,6 @@ from nodes.answering.answer_check import (
     extractive_answer,
     is_refusal,
     sources_by_overlap,
-    stated_unsaid,
 )
 from nodes.answering.quote import NEAREST_LEAD
 
@@ -337,43 +336,6 @@ def test_the_questions_terms_a_fragment_holds_or_a_covering_fragment_are_founded
     # one term of the question alone is the user's wording, not a claim
     assert "unfounded" not in failed("Малину на балконе весной подкармливают азотом [1].", SPRING, RASPBERRY)
     assert "unfounded" not in failed(draft, question, RASPBERRY, strict=False)
-
-
-# File Roller's help (set BA, file_roller_help_epub_ru.json), and the question BAU06 beside it.
-ROLLER = ("С помощью Менеджера архивов можно изменить существующий архив, добавив в него новые файлы, удалив "
-           "ненужные или изменив их имена. С папками можно выполнять те же действия, что и с файлами.")
-COMMENT = "Можно ли добавить комментарий к zip-архиву в Менеджере архивов?"
-COMMENTED = ("Да, можно добавить комментарий к zip-архиву в Менеджере архивов. С помощью Менеджера архивов "
-             "можно изменить существующий архив, добавив в него новые файлы [1].")
-
-
-def test_a_draft_stating_a_word_the_base_never_uses_gives_way_to_the_nearest_passages(lexical_quotes: None) -> None:
-    """However sure the judgment (BAU06 was judged 0.85), the draft answers from the model's own knowledge:
-    the passages follow a lead that names the word, as only the nearest."""
-    draft = Draft(COMMENTED, COMMENT, [ROLLER], strict=True, sure=True, unsaid=("комментарий",))
-    assert "unsaid" in degenerate(draft) and "unfounded" not in degenerate(draft)
-    checked = check_answer(COMMENTED, COMMENT, [ROLLER], strict=True, answered=True, vouched=True, sure=True,
-                           unsaid=["комментарий"])
-    assert checked.fallback and checked.used == [1]
-    lead, passage = checked.text.split("\n", 2)[:2], checked.text.split("\n", 2)[2]
-    assert lead == ["В ваших документах этого нет: «комментарий» в них не встречается.", "Ближе всего к вопросу вот это:"]
-    assert "С помощью Менеджера архивов можно изменить существующий архив" in passage
-    assert not check_answer(COMMENTED, COMMENT, [ROLLER], strict=True, answered=True, sure=True).fallback
-
-
-def test_a_word_the_base_never_uses_is_not_held_against_a_draft_that_leaves_it_out(lexical_quotes: None) -> None:
-    answer = "В Менеджере архивов в архив можно добавить новые файлы, удалить ненужные или изменить их имена [1]."
-    assert "unsaid" not in failed(answer, COMMENT, [ROLLER]) and not degenerate(
-        Draft(answer, COMMENT, [ROLLER], strict=True, unsaid=("комментарий",)))
-    # nor against a refusal that names it (the refusal's own rules decide), nor outside the strict check
-    refusal = "В ваших документах об этом не сказано: про комментарии к архивам там ничего нет."
-    assert "unsaid" not in degenerate(Draft(refusal, COMMENT, [ROLLER], strict=True, unsaid=("комментарий",)))
-    assert "unsaid" not in degenerate(Draft(COMMENTED, COMMENT, [ROLLER], unsaid=("комментарий",)))
-    # a compound is stated by its missing part; a word a shown passage holds is not unsaid
-    assert stated_unsaid(Draft("Комментарии к архиву добавляются в свойствах.", COMMENT, [ROLLER],
-                               unsaid=("zip-комментарий",))) == ["zip-комментарий"]
-    assert stated_unsaid(Draft(COMMENTED, COMMENT, [ROLLER, "Комментарий к архиву хранится в нём."],
-                               unsaid=("комментарий",))) == []
 
 
 def test_how_many_of_the_questions_terms_make_a_draft_unfounded_is_handed_in() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.retrieval.base_vocabulary import everyday, named_things, root_start, unknown_things, unsaid_words
+from nodes.retrieval.base_vocabulary import everyday, named_things, root_start, unknown_things
 
 MAC = ("Как отмечается в разделе 2.1, для Mac OS X существует специальный дистрибутив, MacTEX "
        "(https://tug.org/mactex). Мы рекомендуем пользоваться его системой установки, а не общим скриптом TEX "
@@ -77,20 +77,6 @@ def test_the_base_is_asked_which_things_it_never_mentions(store: str, user_id: i
     assert unknown_things("Что лежит в /et/manpath.conf?", user_id) == ["et", "manpath.conf"]
     assert unknown_things("Как установить TeX Live на Mac через Homebrew?", user_id + 1) == [
         "TeX", "Live", "Mac", "Homebrew"]  # another user's base holds none of them
-
-
-def test_the_base_is_asked_which_of_the_words_a_draft_may_state_it_never_uses(store: str, user_id: int) -> None:
-    """Things, properties and actions («загрузочную», «перепрошить») the base lacks; its own words in
-    another form («переносимой», «установим»), a compound whose parts it holds, and words that state
-    nothing («теперь», «лучше») are not asked about."""
-    from tests.test_answers import index
-
-    index(user_id, "texlive-ru.pdf", [MAC, PORTABLE, TEMPLATE, MANPATH])
-    words = ["теперь", "установим", "переносимой", "загрузочную", "флешку", "перепрошить", "лучше", "Homebrew",
-             "fig-001.mps", "Docker-контейнер"]
-    assert unsaid_words(words, user_id) == ["загрузочную", "перепрошить", "Homebrew", "Docker-контейнер"]
-    assert unsaid_words(["теперь", "лучше"], user_id) == []
-    assert unsaid_words(["флешку", "Homebrew"], user_id + 1) == ["флешку", "Homebrew"]  # another user's base
 
 
 # Stellarium's Russian sky-culture descriptions (stellarium-data 0.22.2, the Tongan sky culture).

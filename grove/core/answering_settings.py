@@ -294,9 +294,7 @@ class AnsweringSettings(BaseModel):
         description=(
             "The gate stays shut for a question that names a thing (a noun, a Latin token) no chunk of the "
             "user's base contains: its nearest passages are shown as the nearest, with that said "
-            "(nodes/retrieval/base_vocabulary.py; bench/answerability.py measured the separation). A local "
-            "draft that states such a word of the question (or a property, an action) is not kept either "
-            "(nodes/answering/answer_check.py, `unsaid`)."
+            "(nodes/retrieval/base_vocabulary.py; bench/answerability.py measured the separation)."
         ),
     )
     search_gate_synonym_line: float = Field(

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from nodes.answering.dialogue_guards import similarity
 from nodes.retrieval.lexical import Weights, sentences, share_found, term, term_set, words
-from nodes.answering.quote import NEAREST_LEAD, NEAREST_ONLY, Similarity, nearest_meaning, passages_text, select_quote
+from nodes.answering.quote import NEAREST_LEAD, Similarity, nearest_meaning, passages_text, select_quote
 
 CITATION = re.compile(r"(\s?)\[(\d{1,2})\]")
 _LETTER = re.compile(r"[^\W\d_]")
@@ -44,13 +44,6 @@ MIN_TOPIC_SHARE = 0.3
 OFF_TOPIC_MIN_WORDS = 25
 
 EXTRACT_LEAD = "В ваших документах об этом сказано так:"
-
-
-def absent_lead(unknown: Sequence[str]) -> str:
-    """What the user reads when the question names things the base never mentions."""
-    named = ", ".join(f"«{w}»" for w in unknown)
-    verb = "не встречается" if len(unknown) == 1 else "не встречаются"
-    return f"В ваших документах этого нет: {named} в них {verb}."
 NOT_FOUND = ("Не нашёл ответа на этот вопрос в ваших документах, а уверенно ответить сам не могу. "
              "Попробуйте переформулировать вопрос.")
 CANNOT_ANSWER = ("Не могу уверенно ответить на этот вопрос. Попробуйте переформулировать его; если ответ "
@@ -74,7 +67,6 @@ class Draft:
     claimed_terms: int = MIN_CLAIMED_TERMS  # `_unfounded`'s count of the question's terms no fragment holds
     answered: bool | None = None  # the model's judgment that the fragments answer (None: `covers` decides)
     sure: bool = False  # the judgment at the odds the model drafts from in the near band (`_unfounded`)
-    unsaid: tuple[str, ...] = ()  # the question's words the base never uses, with no word for them shown (`_unsaid`)
 
     @property
     def body(self) -> str:
@@ -381,25 +373,6 @@ def claimed_terms(question: str, answer: str, fragments: Sequence[str]) -> froze
     return (term_set(question) & term_set(answer)) - held
 
 
-def stated_unsaid(draft: Draft) -> list[str]:
-    """The words of `draft.unsaid` the draft states (a compound by any of its parts)."""
-    said = term_set(draft.body) - frozenset().union(*(term_set(f) for f in draft.fragments))
-    return [w for w in draft.unsaid if term_set(w.replace("-", " ")) & said]
-
-
-def _unsaid(draft: Draft) -> bool:
-    """The draft states, as the answer, a word of the question that the user's documents never use and
-    that no word of the shown passages stands for (`unsaid`, given by the caller: nodes/answering/chat_drafts.py).
-
-    «Да, можно добавить комментарий к zip-архиву… нажмите кнопку "Добавить комментарий"» over File
-    Roller's help, which never says «комментарий»; «загрузочный диск» in Brasero; «двустороннее
-    сканирование» in Skanlite (sets AX–BB: every draft that invented past the gate, judged 0.61–0.85,
-    so however sure). A user's own word for the manual's is a synonym of a shown word and is not
-    given (nodes/retrieval/synonyms.py). Checked for the local model (`strict`).
-    """
-    return draft.strict and bool(draft.fragments) and not is_refusal(draft.body) and bool(stated_unsaid(draft))
-
-
 def _too_long(draft: Draft) -> bool:
     return draft.max_chars is not None and len(draft.body) > draft.max_chars
 
@@ -418,7 +391,6 @@ CHECKS: dict[str, Callable[[Draft], bool]] = {
     "negates": _negates,
     "unsupported": _unsupported,
     "unfounded": _unfounded,
-    "unsaid": _unsaid,
 }
 
 
@@ -646,8 +618,7 @@ def check_answer(draft: str, question: str, fragments: list[str], *, searched: b
                  max_chars: int | None = None, truncated: bool = False, lead: str = EXTRACT_LEAD,
                  nearest_lead: str = NEAREST_LEAD, no_answer: str | None = None,
                  strict: bool = False, claimed_terms: int = MIN_CLAIMED_TERMS,
-                 answered: bool | None = None, vouched: bool | None = None, sure: bool = False,
-                 unsaid: Sequence[str] = ()) -> CheckedAnswer:
+                 answered: bool | None = None, vouched: bool | None = None, sure: bool = False) -> CheckedAnswer:
     """The draft as shown, or the fallback; the fragments (by number) that back what is shown.
 
     `fragments` are the texts the model was shown, in their numbering; `searched` says
@@ -662,11 +633,9 @@ def check_answer(draft: str, question: str, fragments: list[str], *, searched: b
     the passages do not back is a sign they do not answer, so the caller may ask the judgment to be surer
     there. A refusal is no such sign (the small model refuses over the very passage that answers,
     `_refused`): its passages keep `answered`. `sure`: the judgment is at the near band's odds (`_unfounded`).
-    `unsaid`: the question's words the base never uses (`_unsaid`); a draft stating one is followed by the
-    passages under a lead that names them (`absent_lead`), as only the nearest.
     """
     text = complete_sentences(draft) if truncated else draft
-    written = Draft(text, question, fragments, max_chars, strict, claimed_terms, answered, sure, tuple(unsaid))
+    written = Draft(text, question, fragments, max_chars, strict, claimed_terms, answered, sure)
     failed = degenerate(written)
     trimmable = bool(failed) and strict and set(failed) <= SENTENCE_CHECKS
     first = backed_lead(written) if trimmable else None
@@ -676,13 +645,10 @@ def check_answer(draft: str, question: str, fragments: list[str], *, searched: b
                              citations_moved=citations.moved, citations_dropped=citations.dropped)
     if failed:
         answers = answered if vouched is None or "refused" in failed else vouched
-        absent = stated_unsaid(written) if "unsaid" in failed else []
-        if absent:
-            answers, nearest_lead = False, f"{absent_lead(absent)}\n{NEAREST_ONLY}"
         extract = extractive_answer(question, fragments, lead, nearest_lead, answers) if fragments else Extract(text="")
         if extract.text:
             return CheckedAnswer(text=extract.text, used=extract.used, degenerate=failed, fallback=True)
-        text = absent_lead(absent) if absent else no_answer or (NOT_FOUND if searched else CANNOT_ANSWER)
+        text = no_answer or (NOT_FOUND if searched else CANNOT_ANSWER)
         return CheckedAnswer(text=text, degenerate=failed, fallback=True)
     citations = check_citations(text, fragments)
     return CheckedAnswer(text=citations.text, used=citations.used, citations_moved=citations.moved,

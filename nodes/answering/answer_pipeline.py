@@ -72,28 +72,26 @@ def check(reply: LLMReply | str, question: str, pieces: Sequence[Citable], *, se
           max_chars: int | None = None, lead: str = EXTRACT_LEAD, nearest_lead: str = NEAREST_LEAD,
           no_answer: str | None = None, strict: bool = False,
           claimed_terms: int = MIN_CLAIMED_TERMS, answered: bool | None = None,
-          vouched: bool | None = None, sure: bool = False, unsaid: Sequence[str] = ()) -> CheckedAnswer:
+          vouched: bool | None = None, sure: bool = False) -> CheckedAnswer:
     """The model's draft judged against the pieces it was shown (their numbering is the citations');
     `answered`: the model's judgment that they answer (None: `covers` decides); `vouched`: that judgment
     for leading a failed draft's passages as the answer (None: `answered`); `sure`: that judgment at the
-    near band's odds; `unsaid`: the question's words the base never uses (`answer_check._unsaid`)."""
+    near band's odds."""
     text = reply if isinstance(reply, str) else reply.content
     truncated = not isinstance(reply, str) and reply.finish_reason == "length"
     return check_answer(strip_model_sources(text), question, [p.text for p in pieces], searched=searched,
                         max_chars=max_chars, truncated=truncated, lead=lead, nearest_lead=nearest_lead,
                         no_answer=no_answer, strict=strict, claimed_terms=claimed_terms, answered=answered,
-                        vouched=vouched, sure=sure, unsaid=unsaid)
+                        vouched=vouched, sure=sure)
 
 
 def failures(reply: LLMReply, question: str, pieces: Sequence[Citable], *, max_chars: int | None = None,
-             strict: bool = False, claimed_terms: int = MIN_CLAIMED_TERMS, sure: bool = False,
-             unsaid: Sequence[str] = ()) -> list[str]:
+             strict: bool = False, claimed_terms: int = MIN_CLAIMED_TERMS, sure: bool = False) -> list[str]:
     """The checks `check` would fail the draft on, without recording a check: asked before deciding
     whether a draft is worth a second request (empty: it would be shown)."""
     text = strip_model_sources(reply.content)
     text = complete_sentences(text) if reply.finish_reason == "length" else text
-    return degenerate(Draft(text, question, [p.text for p in pieces], max_chars, strict, claimed_terms, sure=sure,
-                            unsaid=tuple(unsaid)))
+    return degenerate(Draft(text, question, [p.text for p in pieces], max_chars, strict, claimed_terms, sure=sure))
 
 
 def compose(checked: CheckedAnswer, pieces: Sequence[Citable]) -> str:

@@ -24,8 +24,7 @@ from pydantic import BaseModel, Field
 from grove.core.settings import Settings
 from grove.core.shutdown import Stopped
 from nodes.answering import answer_pipeline as pipeline
-from nodes.answering.answer_check import (NOT_FOUND, OWN_WORDING_COVERAGE, CheckedAnswer, absent_lead, answering, covers,
-                                          is_refusal)
+from nodes.answering.answer_check import NOT_FOUND, OWN_WORDING_COVERAGE, CheckedAnswer, answering, covers, is_refusal
 from nodes.answering.answer_judge import answer_odds
 from nodes.answering.context_signals import asks
 from nodes.answering.chat_prompt import (TOOL_NAME, build_messages, fitted_history, local_messages,
@@ -37,9 +36,8 @@ from nodes.answering.opening import opened
 from nodes.answering.quote import NEAREST_ONLY, Quote, passages_text, select_quote, with_quote
 from nodes.answering.token_budget import count_tokens
 from nodes.answering.turn_policy import TurnPolicy
-from nodes.retrieval.base_vocabulary import unknown_things, unsaid_words
+from nodes.retrieval.base_vocabulary import unknown_things
 from nodes.retrieval.retrieve import Fragment
-from nodes.retrieval.lexical import term_set, words
 from nodes.retrieval.search_gate import GateDecision, decide, has_documents, model_query, search_query
 from nodes.retrieval.synonyms import user_synonyms
 from nodes.store.chat_history import ChatMessage
@@ -78,8 +76,6 @@ class TurnDraft(BaseModel):
     stopped: bool = Field(default=False, description="the user pressed «Стоп»: the reply is what was shown")
     judged: float | None = Field(default=None, description="the model's odds that the passages answer the "
                                  "question (nodes/answering/answer_judge.py); None: not asked")
-    unsaid: list[str] = Field(default_factory=list, description="the question's words the user's base never uses "
-                              "and no shown word stands for: a draft stating one is not the documents' (`unsaid_in`)")
 
 
 def local_draft(question: str, user_id: int, history: list[ChatMessage], policy: TurnPolicy,
@@ -91,7 +87,6 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
     gate: GateDecision | None = None
     fragments: list[Fragment] = []
     judged: float | None = None
-    unsaid: list[str] = []
     if has_documents(user_id):
         query = search_query(question, history, settings.search_followup_words)
         found = search(query, user_id, settings)
@@ -122,7 +117,6 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
             if judged is not None and judged < settings.local_answer_judge:  # close, and yet no answer
                 return TurnDraft(reply=LLMReply(), fragments=fragments, query=gate.query, searched=True, gate=gate,
                                  policy=policy, nearest=nearest_passages(question, fragments), judged=judged)
-        unsaid = unsaid_in(question, fragments, user_id, settings) if fragments else []
         if fragments and settings.local_answer_context == "passages":
             fragments = passages(question, fragments)
     quotes = shown_passages(question, fragments, show, settings)
@@ -141,7 +135,7 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
             reply, policy = pipeline.draft(ask, messages, policy, lambda p: local_system_prompt(p, shown, style),
                                            decoding=local_decoding(bool(shown), settings), on_text=show)
         again = (reasked(ask, question, messages, policy, shown, reply, settings, show,
-                         answers=answered(judged, settings), unsaid=unsaid)
+                         answers=answered(judged, settings))
                  if settings.local_answer_reask else None)
     except (LLMDeadlineExceeded, Stopped) as exc:
         # The user has been reading the passages (and the first words) for a while: they stay the
@@ -155,7 +149,7 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
                       opened=opening, cut=True, stopped=stopped, nearest=on_screen(screen.words, quotes, shown))
     return TurnDraft(reply=again or reply, fragments=shown, query=gate.query if gate else None,
                   searched=gate is not None, gate=gate, policy=policy, opened=opening, reasked=again is not None,
-                  judged=judged, unsaid=unsaid)
+                  judged=judged)
 
 
 def on_screen(words: str, quotes: list[Quote], shown: list[Fragment]) -> CheckedAnswer:
@@ -178,7 +172,7 @@ def local_decoding(documents: bool, settings: Settings) -> Decoding | None:
 
 def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], policy: TurnPolicy,
             shown: list[Fragment], reply: LLMReply, settings: Settings, show: Show | None = None,
-            answers: bool | None = None, unsaid: list[str] | None = None) -> LLMReply | None:
+            answers: bool | None = None) -> LLMReply | None:
     """A draft over fragments the gate passed that refuses or fails the answer checks, asked again from
     the passages that answer the question alone; the new draft when it answers and passes the checks
     (None: the first draft was fine, the second failed too, or there is nothing to ask from).
@@ -205,8 +199,8 @@ def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], po
     refused = is_refusal(reply.content)
     failed = [] if refused else pipeline.failures(reply, question, shown, max_chars=settings.local_answer_max_chars,
                                                   strict=settings.local_answer_strict,
-                                                  claimed_terms=settings.local_unfounded_terms, unsaid=unsaid or ())
-    if not refused and (not failed or {"unfounded", "unsaid"} & set(failed)):
+                                                  claimed_terms=settings.local_unfounded_terms)
+    if not refused and (not failed or "unfounded" in failed):
         return None  # asked again from passages that do not cover the question, the model bends them again
     answered = refused and answering(question, [f.text for f in shown], answered=answers)  # what `_refused` overrules
     if refused and not answered:
@@ -224,7 +218,7 @@ def reasked(ask: pipeline.Ask, question: str, messages: list[dict[str, Any]], po
         return None
     failed = ["refusal"] if is_refusal(again.content) else pipeline.failures(
         again, question, shown, max_chars=settings.local_answer_max_chars, strict=settings.local_answer_strict,
-        claimed_terms=settings.local_unfounded_terms, unsaid=unsaid or ())
+        claimed_terms=settings.local_unfounded_terms)
     if failed:
         log.info("second draft for %r not kept (%s): %r", question[:60], ", ".join(failed), again.content[:300])
         return None
@@ -259,21 +253,6 @@ def own_wording(question: str, fragments: list[Fragment]) -> bool:
     return bool(fragments) and covers(question, [f.text for f in fragments], words=OWN_WORDING_COVERAGE)
 
 
-def unsaid_in(question: str, fragments: list[Fragment], user_id: int, settings: Settings) -> list[str]:
-    """The question's words (as written) that no shown fragment has, the user's base never uses, and no word of
-    the shown passages stands for (`user_synonyms`): a draft that states one as the answer answers from the
-    model's own knowledge (`answer_check._unsaid`)."""
-    if not settings.search_gate_unknown_things:
-        return []
-    held = frozenset().union(*(term_set(f.text) for f in fragments))
-    fresh = [w for w in dict.fromkeys(words(question)) if not term_set(w.replace("-", " ")) <= held]
-    missing = unsaid_words(fresh, user_id) if fresh else []
-    if not missing:
-        return []
-    synonyms = user_synonyms(missing, [f.text for f in fragments], settings.search_gate_synonym_line)
-    return [w for w in missing if w not in synonyms]
-
-
 def without_synonyms(query: str, found: list[Fragment], gate: GateDecision, settings: Settings) -> GateDecision:
     """The gate decided again without the missing words that are the user's word for one of the shown
     passages' (nodes/retrieval/synonyms.py); the same decision when none is."""
@@ -283,6 +262,13 @@ def without_synonyms(query: str, found: list[Fragment], gate: GateDecision, sett
         return gate
     again = decide(query, query, found, settings=settings, unknown=[w for w in gate.unknown if w not in synonyms])
     return again.model_copy(update={"synonyms": synonyms})
+
+
+def absent_lead(unknown: list[str]) -> str:
+    """What the user reads when the question names things the base never mentions."""
+    named = ", ".join(f"«{w}»" for w in unknown)
+    verb = "не встречается" if len(unknown) == 1 else "не встречаются"
+    return f"В ваших документах этого нет: {named} в них {verb}."
 
 
 def nearest_passages(question: str, fragments: list[Fragment], unknown: list[str] | None = None) -> CheckedAnswer:
@@ -369,8 +355,7 @@ def remote_draft(question: str, user_id: int, history: list[ChatMessage], policy
 
 
 def local_checked(reply: LLMReply | str, question: str, fragments: list[Fragment], settings: Settings, *,
-                  searched: bool = True, whole: bool = False, judged: float | None = None,
-                  unsaid: list[str] | None = None) -> CheckedAnswer:
+                  searched: bool = True, whole: bool = False, judged: float | None = None) -> CheckedAnswer:
     """A local model's draft checked (its length too), then the passage that backs it quoted — for a
     plan's synthesis as for one answer: a small model's long or vague draft is not shown alone.
 
@@ -382,7 +367,7 @@ def local_checked(reply: LLMReply | str, question: str, fragments: list[Fragment
                              strict=settings.local_answer_strict, claimed_terms=settings.local_unfounded_terms,
                              answered=answered(judged, settings),
                              vouched=None if judged is None else judged >= settings.local_fallback_judge,
-                             sure=is_sure(judged, settings), unsaid=unsaid or ())
+                             sure=is_sure(judged, settings))
     if settings.local_answer_quote and checked.accepted and fragments:
         checked = quoted(checked, question, [f.text for f in fragments], whole=whole)
     return checked
@@ -413,8 +398,7 @@ def checked_draft(draft: TurnDraft, question: str, settings: Settings, *, local:
     if not local:
         return pipeline.check(draft.reply, question, draft.fragments, searched=draft.searched)
     checked = local_checked(draft.reply, question, draft.fragments, settings, searched=draft.searched,
-                            whole=settings.local_answer_context == "passages", judged=draft.judged,
-                            unsaid=draft.unsaid)
+                            whole=settings.local_answer_context == "passages", judged=draft.judged)
     if draft.gate is not None and not draft.gate.passed and not draft.fragments and asks(question) and checked.accepted:
         checked = checked.model_copy(update={"text": f"{GENERAL_LEAD}\n\n{checked.text}"})
     return checked
@@ -449,7 +433,6 @@ def turn_report(draft: TurnDraft, checked: CheckedAnswer) -> list[str]:
             [f"search: {draft.query!r}" if draft.query else "no search",
              f"gate: {gate.score:.3f} → {gate_outcome(gate)}" if gate and gate.score is not None else "gate: —",
              *([f"the user's words for the passages' own: {', '.join(gate.synonyms)}"] if gate and gate.synonyms else []),
-             *([f"the question's words the base never uses: {', '.join(draft.unsaid)}"] if draft.unsaid else []),
              *([f"passages judged: {draft.judged:.2f} that they answer"
                 + (" → the nearest passages, no draft" if draft.nearest is not None and not draft.cut else "")]
                if draft.judged is not None else []),

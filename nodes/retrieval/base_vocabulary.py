@@ -115,24 +115,6 @@ def unknown_things(question: str, owner_id: int) -> list[str]:
     words = named_things(question)
     if not words:
         return []
-    missing = _missing(words, owner_id)
-    compounds = [w for w in words if "-" in w]
-    held = {part.lower() for w in compounds if w.lower() not in missing for part in w.split("-")}
-    named = {part.lower() for w in compounds for part in w.split("-") if _names(part)}
-
-    def absent(word: str) -> bool:
-        if word.lower() not in missing or word.lower() in held:
-            return False  # the base has it, alone or inside a compound it holds whole
-        if "-" in word:  # a compound missing whole is said by its missing parts, if it has named ones
-            return not any(part.lower() in named for part in word.split("-"))
-        return True
-
-    return [w for w in words if absent(w)]
-
-
-def _missing(words: list[str], owner_id: int) -> set[str]:
-    """The words (lower-cased) no active chunk of the user's holds: by the full-text vectors, a Latin word
-    also as written, a Russian one also by its root's start (`root_start`)."""
     latin = [not _CYRILLIC.search(w) for w in words]
     with transaction() as conn:
         rows = conn.execute(_FOUND, {"owner": owner_id, "words": [w.lower() for w in words],
@@ -145,27 +127,15 @@ def _missing(words: list[str], owner_id: int) -> set[str]:
         if rooted:  # a derived word («тонганцев») of one the documents use («тонганских», «Тонга»)
             missing -= {r["word"] for r in conn.execute(_BY_ROOT, {"owner": owner_id, "words": list(rooted),
                                                                    "roots": list(rooted.values())})}
-    return missing
+    compounds = [w for w in words if "-" in w]
+    held = {part.lower() for w in compounds if w.lower() not in missing for part in w.split("-")}
+    named = {part.lower() for w in compounds for part in w.split("-") if _names(part)}
 
+    def absent(word: str) -> bool:
+        if word.lower() not in missing or word.lower() in held:
+            return False  # the base has it, alone or inside a compound it holds whole
+        if "-" in word:  # a compound missing whole is said by its missing parts, if it has named ones
+            return not any(part.lower() in named for part in word.split("-"))
+        return True
 
-# What a word must be to be stated as a fact: a thing, a property, an action (not «теперь», «лучше», «точно»).
-_CLAIMS = frozenset({"NOUN", "ADJF", "ADJS", "VERB", "INFN", "PRTF", "PRTS"})
-
-
-@task(name="unsaid-words")
-def unsaid_words(words: list[str], owner_id: int) -> list[str]:
-    """Of `words` (as written), those no active chunk of this user's base holds: Latin tokens and the
-    Russian words that name a thing, a property or an action. A hyphenated compound counts by its
-    parts («zip-архиву»: «zip» and «архив»)."""
-    parts = {w: [p for p in w.split("-") if _claims(p)] for w in words}
-    asked = sorted({p.lower() for found in parts.values() for p in found})
-    if not asked:
-        return []
-    missing = _missing(asked, owner_id)
-    return [w for w, found in parts.items() if any(p.lower() in missing for p in found)]
-
-
-def _claims(word: str) -> bool:
-    if _CYRILLIC.search(word):
-        return bool(term(word)) and part_of_speech(word) in _CLAIMS
-    return bool(_LATIN.search(word)) and len(word) > 1 and word.lower() not in _ENGLISH_STOP
+    return [w for w in words if absent(w)]
