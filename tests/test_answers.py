@@ -172,6 +172,23 @@ def test_past_the_near_band_a_question_whose_passages_the_model_is_sure_answer_i
     assert ask_chat("Привет!", user_id).text == "Здравствуйте!" and len(local.judgments) == judged
 
 
+def test_a_question_typed_without_its_mark_is_judged_as_one_where_the_gate_shuts(
+        store: str, local: ScriptedLLM, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
+    """Issue 37 (set BD): «звук с клавы как прибавить», «зум картинки на какую кнопку» were taken for remarks
+    where the gate shut: never judged, answered from the model's own knowledge with no label. Asked so in a
+    chat, a question gets its passages judged; judged unlikely to answer, a general answer under its label."""
+    index(user_id, "малина.pdf", RASPBERRY)
+    env(GROVE_SEARCH_GATE_THRESHOLD="0.0", GROVE_SEARCH_GATE_NEAR="0.0")  # everything found is far
+    local.judge = 0.7
+    answer = ask_chat("ремонтантную малину весной подкармливать, мочевины сколько на метр", user_id)
+    assert local.requests == [] and answer.judged == pytest.approx(0.7)
+    assert answer.text.startswith(NEAREST_LEAD) and f"«{RASPBERRY[0]}" in answer.text
+    local.judge = 0.3
+    local.script(text("Подкормите малину комплексным удобрением."))
+    answer = ask_chat("малина весной, подкормить как", user_id)
+    assert answer.text == f"{GENERAL_LEAD}\n\nПодкормите малину комплексным удобрением."
+
+
 def test_in_the_near_band_passages_the_model_is_sure_answer_are_drafted_from(
         store: str, local: ScriptedLLM, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
     """Issue 37: a user's everyday words keep a question in the near band over the passage that answers it,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nodes.answering.context_signals import Signal, detect_signals
+from nodes.answering.context_signals import Signal, asks, detect_signals
 
 
 def names(message: str) -> list[str]:
@@ -53,3 +53,23 @@ def test_signals_come_in_the_detectors_order() -> None:
     assert [s.name for s in signals] == ["greeting", "asks_document", "asks_source", "complaint"]
     assert signals[1].detail == "file name, phrase «в файле»"
     assert signals[0].detail == signals[2].detail == signals[3].detail == ""
+
+
+@pytest.mark.parametrize("message", [
+    "Как обрезать малину?", "подскажи сорт малины", "Можно ли сажать осенью",
+    # as users type in a chat: no question mark, the question word inside (set BD, Totem's help)
+    "звук с клавы как прибавить", "зум картинки на какую кнопку",
+    "раскадровку из фильма сделал, в каком формате она сохранится", "малина засохла, че делать",
+    "сабы вообще откуда качать", "сколько гигов надо под винду", "флешку в виртуалку прокинуть как",
+    "панелька с настройками налезает на превью, как её убрать", "поставил пароль, а файлы открываются, чё за дела",
+])
+def test_a_question_asks_with_or_without_its_mark(message: str) -> None:
+    assert asks(message)
+
+
+@pytest.mark.parametrize("message", [
+    "Привет", "Спасибо, всё работает как надо", "сделал как ты сказал", "ок, понял", "малина как раз поспела",
+    "Отлично, что получилось", "я рад, что смог посадить",
+])
+def test_a_remark_asks_nothing(message: str) -> None:
+    assert not asks(message)

@@ -12,6 +12,7 @@ import re
 
 from pydantic import BaseModel
 
+from nodes.retrieval.lexical import part_of_speech
 from nodes.retrieval.search_indicators import base_indicators
 
 GREETING = re.compile(r"^\W*(привет|здравствуй|здравствуйте|добрый (день|вечер|утро)|доброе утро|"
@@ -28,9 +29,26 @@ ASKS = re.compile(r"\?|^\W*(как|что|чем|где|когда|куда|от
                   r"|опиши\w*|назови\w*|дай\w*)\b", re.IGNORECASE)
 
 
+# A question typed as users type in a chat, with no question mark and its question word inside or last
+# («зум картинки на какую кнопку», «в каком формате она сохранится», «флешку в виртуалку прокинуть как»,
+# «чё за дела»): a word that only asks, anywhere; «как», «что», «где» only before an infinitive («как её
+# убрать», «че делать»), as «как раз», «как надо», «что получилось» ask nothing.
+ASKS_INSIDE = re.compile(r"(?<![\w-])(?:почему|зачем|сколько|откуда|как(?:ой|ая|ое|ие|ую|ом|им|ими|их|ого|ому|ов\w*)"
+                         r"|(?:в\s+)?ч[её]м\s+дело|ч[её]\s+за|как\W*$)(?![\w-])", re.IGNORECASE)
+# A question word and how many words after it an infinitive may stand.
+_BEFORE_VERB = {"как": 4, "где": 2, "куда": 2, "что": 1, "чё": 1, "че": 1}
+_WORD_AFTER = re.compile(r"(?<![\w-])(как|где|куда|что|чё|че)((?:[\s,]+[а-яё]+){1,4})", re.IGNORECASE)
+
+
 def asks(message: str) -> bool:
     """The message asks for something (a question or a request), not only greets or remarks."""
-    return bool(ASKS.search(message))
+    if ASKS.search(message) or ASKS_INSIDE.search(message):
+        return True
+    for match in _WORD_AFTER.finditer(message):
+        following = re.findall(r"[а-яё]+", match.group(2), re.IGNORECASE)[:_BEFORE_VERB[match.group(1).lower()]]
+        if any(part_of_speech(word) == "INFN" for word in following):
+            return True
+    return False
 
 
 class Signal(BaseModel):
