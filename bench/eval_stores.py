@@ -179,6 +179,12 @@ Sets (nothing here edits a set):
   game, built from its DocBook into one HTML page and rewritten as one Markdown file by html2text; both committed in
   bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on 2026-11-29 after BC and BD, held
   out, with `facts` as AI and AJ.
+* ``rocs``, ``kmenuedit`` — sets BG and BH (bench/sets/rocs_handbook_epub_ru.json: 20 questions over the whole
+  Russian handbook of Rocs, KDE's graph theory program, built from its DocBook into one HTML page and exported as one
+  EPUB by LibreOffice Writer; bench/sets/kmenuedit_handbook_odt_ru.json: 20 questions over the whole Russian handbook
+  of KMenuEdit, KDE's editor of the application menu, read from its DocBook by pandoc into one ODT; both committed in
+  bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on 2026-11-29 after BE and BF, held
+  out, with `facts` as AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -239,7 +245,7 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "gwenview", "dolphin", "konsole", "akregator", "kolourpaint", "okular", "kcalc", "kompare",
              "kwordquiz", "kig", "kgpg", "juk", "kolf", "step", "spectacle", "kinfocenter", "krdc", "kmouth",
              "kbruch", "kmines", "ktouch", "skanlite", "fileroller", "brasero", "boxes", "totem",
-             "ghex", "knights")
+             "ghex", "knights", "rocs", "kmenuedit")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -509,6 +515,9 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "totem": lambda: load_needle_set("totem_help_fb2_ru.json", "totem", "totem_help_fb2_silent_ru.json"),
         "ghex": lambda: load_needle_set("ghex_help_txt_ru.json", "ghex", "ghex_help_txt_silent_ru.json"),
         "knights": lambda: load_needle_set("knights_handbook_md_ru.json", "knights", "knights_handbook_md_silent_ru.json"),
+        "rocs": lambda: load_needle_set("rocs_handbook_epub_ru.json", "rocs", "rocs_handbook_epub_silent_ru.json"),
+        "kmenuedit": lambda: load_needle_set("kmenuedit_handbook_odt_ru.json", "kmenuedit",
+                                             "kmenuedit_handbook_odt_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
