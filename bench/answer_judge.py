@@ -85,6 +85,7 @@ def shut(names: list[str], general: bool = False) -> list[dict[str, Any]]:
     from nodes.answering.answer_judge import answer_odds
     from nodes.answering.context_signals import asks
     from nodes.answering.quote import select_quote
+    from nodes.retrieval.base_vocabulary import unknown_things
     from nodes.retrieval.search_gate import decide, search_query
 
     rows = []
@@ -107,13 +108,18 @@ def shut(names: list[str], general: bool = False) -> list[dict[str, Any]]:
                 label = ("general" if question is None else "silent" if not question.answerable
                          else "answers" if has_fact(" ".join(passages), question) else "lacking")
                 odds = answer_odds(text, passages, settings)
-                rows.append({"id": key, "label": label, "band": "shut", "odds": odds})
-                print(f"{key}\tshut\t{label}\t{odds if odds is None else round(odds, 3)}", flush=True)
+                absent = unknown_things(query, evalset.owner)
+                rows.append({"id": key, "label": label, "band": "shut", "odds": odds, "unknown": absent})
+                print(f"{key}\tshut\t{label}\t{odds if odds is None else round(odds, 3)}\t{', '.join(absent)}",
+                      flush=True)
     return rows
 
 
 def report(rows: list[dict[str, Any]]) -> None:
-    for band in ("passed", "near", "shut"):
+    shut_known = [{**r, "band": "shut, naming nothing the base lacks"} for r in rows
+                  if r["band"] == "shut" and "unknown" in r and not r["unknown"]]
+    rows = [*rows, *shut_known]
+    for band in ("passed", "near", "shut", "shut, naming nothing the base lacks"):
         inside = [r for r in rows if r["band"] == band and r["odds"] is not None]
         if not inside:
             continue
