@@ -39,7 +39,8 @@ ASKS_INSIDE = re.compile(r"(?<![\w-])(?:почему|зачем|сколько|�
                          re.IGNORECASE)
 # A question word and how many words after it an infinitive may stand.
 _BEFORE_VERB = {"как": 4, "где": 2, "куда": 2, "что": 1, "чё": 1, "че": 1}
-_WORD_AFTER = re.compile(r"(?<![\w-])(как|где|куда|что|чё|че)((?:[\s,]+[а-яё]+){1,4})", re.IGNORECASE)
+_WORD_AFTER = re.compile(rf"(?<![\w-])({'|'.join(_BEFORE_VERB)})((?:[\s,]+[а-яё]+){{1,{max(_BEFORE_VERB.values())}}})",
+                         re.IGNORECASE)
 
 
 def asks(message: str) -> bool:

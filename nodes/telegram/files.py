@@ -53,15 +53,15 @@ def download_telegram_file(item: IngestItem, api: BotApi | None, limit: int) -> 
         raise ValueError("no Telegram bot was handed in to download the file with")
     folder = Path(tempfile.mkdtemp(prefix="grove-upload-"))
     try:
-        return _fetch(item, api, limit, folder / f"upload{Path(item.file_name or '').suffix[:16]}")
+        return _fetch(item, api, limit, folder / f"upload{Path(item.file_name or '').suffix[:16]}", name)
     except BaseException:  # a refusal, or an attempt the task retries: no folder is left behind
         shutil.rmtree(folder, ignore_errors=True)
         raise
 
 
-def _fetch(item: IngestItem, api: BotApi, limit: int, target: Path) -> IngestItem:
-    """getFile (its size checked against `limit` again), then the bytes written to `target`."""
-    name = item.file_name or item.source_identifier
+def _fetch(item: IngestItem, api: BotApi, limit: int, target: Path, name: str) -> IngestItem:
+    """getFile (its size checked against `limit` again), then the bytes written to `target`; `name`: the
+    file as the refusal names it."""
     assert item.telegram_file_id is not None
     try:
         telegram_file = api.get_file(item.telegram_file_id)
