@@ -185,6 +185,13 @@ Sets (nothing here edits a set):
   of KMenuEdit, KDE's editor of the application menu, read from its DocBook by pandoc into one ODT; both committed in
   bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on 2026-11-29 after BE and BF, held
   out, with `facts` as AI and AJ.
+* ``kalzium``, ``zenity`` — sets BI and BJ (bench/sets/kalzium_handbook_docx_ru.json: 20 questions over the whole
+  Russian handbook of Kalzium, KDE's periodic table of the elements, built from its DocBook into one HTML page and
+  saved as one Word document by AbiWord; bench/sets/zenity_help_fb2_ru.json: 20 questions over the whole Russian help
+  of Zenity, GNOME's program that shows dialog boxes from shell scripts, its 19 Mallard pages rendered by yelp-build,
+  joined into one HTML page and converted to one FB2 book by calibre; both committed in bench/sets/docs/ and ingested
+  as files), each with 10 unanswerable ones: written on 2026-11-29 after BG and BH, held out, with `facts` as AI and
+  AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -245,7 +252,7 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "gwenview", "dolphin", "konsole", "akregator", "kolourpaint", "okular", "kcalc", "kompare",
              "kwordquiz", "kig", "kgpg", "juk", "kolf", "step", "spectacle", "kinfocenter", "krdc", "kmouth",
              "kbruch", "kmines", "ktouch", "skanlite", "fileroller", "brasero", "boxes", "totem",
-             "ghex", "knights", "rocs", "kmenuedit")
+             "ghex", "knights", "rocs", "kmenuedit", "kalzium", "zenity")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -518,6 +525,9 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "rocs": lambda: load_needle_set("rocs_handbook_epub_ru.json", "rocs", "rocs_handbook_epub_silent_ru.json"),
         "kmenuedit": lambda: load_needle_set("kmenuedit_handbook_odt_ru.json", "kmenuedit",
                                              "kmenuedit_handbook_odt_silent_ru.json"),
+        "kalzium": lambda: load_needle_set("kalzium_handbook_docx_ru.json", "kalzium",
+                                           "kalzium_handbook_docx_silent_ru.json"),
+        "zenity": lambda: load_needle_set("zenity_help_fb2_ru.json", "zenity", "zenity_help_fb2_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
