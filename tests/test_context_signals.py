@@ -64,6 +64,8 @@ def test_signals_come_in_the_detectors_order() -> None:
     "панелька с настройками налезает на превью, как её убрать", "поставил пароль, а файлы открываются, чё за дела",
     # two choices, and «скока» (set BE)
     "адрес для перехода писать с 0x или просто цифрами", "по скока бит группирует по дефолту",
+    # a question word last (set BG)
+    "хроматическое число графа это что", "а сохраняется оно куда", "обновление выйдет когда",
 ])
 def test_a_question_asks_with_or_without_its_mark(message: str) -> None:
     assert asks(message)
@@ -72,6 +74,7 @@ def test_a_question_asks_with_or_without_its_mark(message: str) -> None:
 @pytest.mark.parametrize("message", [
     "Привет", "Спасибо, всё работает как надо", "сделал как ты сказал", "ок, понял", "малина как раз поспела",
     "Отлично, что получилось", "я рад, что смог посадить",
+    "понял, что к чему, спасибо", "сделал всё, как и когда надо",
 ])
 def test_a_remark_asks_nothing(message: str) -> None:
     assert not asks(message)

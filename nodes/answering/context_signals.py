@@ -31,11 +31,12 @@ ASKS = re.compile(r"\?|^\W*(как|что|чем|где|когда|куда|от
 
 # A question typed as users type in a chat, with no question mark and its question word inside or last
 # («зум картинки на какую кнопку», «в каком формате она сохранится», «флешку в виртуалку прокинуть как»,
-# «чё за дела», «по скока бит»), or two choices («писать с 0x или просто цифрами»): a word that only asks,
-# anywhere; «как», «что», «где» only before an infinitive («как её убрать», «че делать»), as «как раз»,
-# «как надо», «что получилось» ask nothing.
+# «чё за дела», «по скока бит», «хроматическое число графа это что»), or two choices («писать с 0x или
+# просто цифрами»): a word that only asks, anywhere, or a question word last; «как», «что», «где» inside
+# only before an infinitive («как её убрать», «че делать»), as «как раз», «как надо», «что получилось»
+# ask nothing.
 ASKS_INSIDE = re.compile(r"(?<![\w-])(?:почему|зачем|сколько|скок\w*|откуда|как(?:ой|ая|ое|ие|ую|ом|им|ими|их|ого|ому|ов\w*)"
-                         r"|(?:в\s+)?ч[её]м\s+дело|ч[её]\s+за|как\W*$|(?<=\w\s)или(?=\s+\w))(?![\w-])",
+                         r"|(?:в\s+)?ч[её]м\s+дело|ч[её]\s+за|(?:как|что|ч[её]|где|куда|когда)\W*$|(?<=\w\s)или(?=\s+\w))(?![\w-])",
                          re.IGNORECASE)
 # A question word and how many words after it an infinitive may stand.
 _BEFORE_VERB = {"как": 4, "где": 2, "куда": 2, "что": 1, "чё": 1, "че": 1}
