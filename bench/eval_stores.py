@@ -192,6 +192,12 @@ Sets (nothing here edits a set):
   joined into one HTML page and converted to one FB2 book by calibre; both committed in bench/sets/docs/ and ingested
   as files), each with 10 unanswerable ones: written on 2026-11-29 after BG and BH, held out, with `facts` as AI and
   AJ.
+* ``epiphany``, ``kmix`` — sets BK and BL (bench/sets/epiphany_help_txt_ru.json: 20 questions over the whole Russian
+  help of GNOME Web, GNOME's web browser formerly known as Epiphany, its 22 Mallard pages rendered by yelp-build, joined
+  into one HTML page by pandoc and dumped as one plain text file by w3m; bench/sets/kmix_handbook_odt_ru.json: 20
+  questions over the whole Russian handbook of KMix, KDE's sound mixer, built from its DocBook into one HTML page and
+  saved as one ODT by AbiWord; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable
+  ones: written on 2026-11-29 after BI and BJ, held out, with `facts` as AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -252,7 +258,7 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "gwenview", "dolphin", "konsole", "akregator", "kolourpaint", "okular", "kcalc", "kompare",
              "kwordquiz", "kig", "kgpg", "juk", "kolf", "step", "spectacle", "kinfocenter", "krdc", "kmouth",
              "kbruch", "kmines", "ktouch", "skanlite", "fileroller", "brasero", "boxes", "totem",
-             "ghex", "knights", "rocs", "kmenuedit", "kalzium", "zenity")
+             "ghex", "knights", "rocs", "kmenuedit", "kalzium", "zenity", "epiphany", "kmix")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -528,6 +534,9 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "kalzium": lambda: load_needle_set("kalzium_handbook_docx_ru.json", "kalzium",
                                            "kalzium_handbook_docx_silent_ru.json"),
         "zenity": lambda: load_needle_set("zenity_help_fb2_ru.json", "zenity", "zenity_help_fb2_silent_ru.json"),
+        "epiphany": lambda: load_needle_set("epiphany_help_txt_ru.json", "epiphany",
+                                            "epiphany_help_txt_silent_ru.json"),
+        "kmix": lambda: load_needle_set("kmix_handbook_odt_ru.json", "kmix", "kmix_handbook_odt_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
