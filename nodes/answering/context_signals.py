@@ -29,6 +29,11 @@ ASKS = re.compile(r"\?|^\W*(как|что|чем|где|когда|куда|от
                   r"|опиши\w*|назови\w*|дай\w*)\b", re.IGNORECASE)
 
 
+# A question word and how many words after it an infinitive may stand.
+_BEFORE_VERB = {"как": 4, "где": 2, "куда": 2, "что": 1, "чё": 1, "че": 1}
+# Question words that ask when they end the message.
+_LAST = (*_BEFORE_VERB, "когда")
+
 # A question typed as users type in a chat, with no question mark and its question word inside or last
 # («зум картинки на какую кнопку», «в каком формате она сохранится», «флешку в виртуалку прокинуть как»,
 # «чё за дела», «по скока бит», «хроматическое число графа это что»), or two choices («писать с 0x или
@@ -36,10 +41,9 @@ ASKS = re.compile(r"\?|^\W*(как|что|чем|где|когда|куда|от
 # only before an infinitive («как её убрать», «че делать»), as «как раз», «как надо», «что получилось»
 # ask nothing.
 ASKS_INSIDE = re.compile(r"(?<![\w-])(?:почему|зачем|сколько|скок\w*|откуда|как(?:ой|ая|ое|ие|ую|ом|им|ими|их|ого|ому|ов\w*)"
-                         r"|(?:в\s+)?ч[её]м\s+дело|ч[её]\s+за|(?:как|что|ч[её]|где|куда|когда)\W*$|(?<=\w\s)или(?=\s+\w))(?![\w-])",
+                         r"|(?:в\s+)?ч[её]м\s+дело|ч[её]\s+за|(?:"
+                         rf"{'|'.join(_LAST)})\W*$|(?<=\w\s)или(?=\s+\w))(?![\w-])",
                          re.IGNORECASE)
-# A question word and how many words after it an infinitive may stand.
-_BEFORE_VERB = {"как": 4, "где": 2, "куда": 2, "что": 1, "чё": 1, "че": 1}
 _WORD_AFTER = re.compile(rf"(?<![\w-])({'|'.join(_BEFORE_VERB)})((?:[\s,]+[а-яё]+){{1,{max(_BEFORE_VERB.values())}}})",
                          re.IGNORECASE)
 
