@@ -198,6 +198,12 @@ Sets (nothing here edits a set):
   questions over the whole Russian handbook of KMix, KDE's sound mixer, built from its DocBook into one HTML page and
   saved as one ODT by AbiWord; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable
   ones: written on 2026-11-29 after BI and BJ, held out, with `facts` as AI and AJ.
+* ``dejadup``, ``umbrello`` — sets BM and BN (bench/sets/deja_dup_help_docx_ru.json: 20 questions over the whole
+  Russian help of Déjà Dup, GNOME's backup program, its 7 Mallard pages rendered by yelp-build, joined into one HTML page
+  by pandoc and converted to one Word document by calibre; bench/sets/umbrello_handbook_pdf_ru.json: 20 questions over
+  chapter 3 of the Russian handbook of Umbrello UML Modeller, KDE's UML diagram program, built from its DocBook into one
+  HTML page and printed as one PDF by AbiWord; both committed in bench/sets/docs/ and ingested as files), each with 10
+  unanswerable ones: written on 2026-11-29 after BK and BL, held out, with `facts` as AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -258,7 +264,8 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "gwenview", "dolphin", "konsole", "akregator", "kolourpaint", "okular", "kcalc", "kompare",
              "kwordquiz", "kig", "kgpg", "juk", "kolf", "step", "spectacle", "kinfocenter", "krdc", "kmouth",
              "kbruch", "kmines", "ktouch", "skanlite", "fileroller", "brasero", "boxes", "totem",
-             "ghex", "knights", "rocs", "kmenuedit", "kalzium", "zenity", "epiphany", "kmix")
+             "ghex", "knights", "rocs", "kmenuedit", "kalzium", "zenity", "epiphany", "kmix",
+             "dejadup", "umbrello")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -537,6 +544,10 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "epiphany": lambda: load_needle_set("epiphany_help_txt_ru.json", "epiphany",
                                             "epiphany_help_txt_silent_ru.json"),
         "kmix": lambda: load_needle_set("kmix_handbook_odt_ru.json", "kmix", "kmix_handbook_odt_silent_ru.json"),
+        "dejadup": lambda: load_needle_set("deja_dup_help_docx_ru.json", "dejadup",
+                                           "deja_dup_help_docx_silent_ru.json"),
+        "umbrello": lambda: load_needle_set("umbrello_handbook_pdf_ru.json", "umbrello",
+                                            "umbrello_handbook_pdf_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
