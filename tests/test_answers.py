@@ -143,7 +143,7 @@ def test_past_the_near_band_a_question_whose_passages_the_model_is_sure_answer_i
         store: str, local: ScriptedLLM, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
     """Issue 37 (sets AQ, AR): asked in the user's own words, a question sat far from the passage that answers
     it (the gate shut) and got «В ваших документах этого нет» over a general answer. Judged sure to be
-    answered, the passages are drafted from; judged less, they are shown as the nearest (sets AW, AX: a general
+    answered (at the shut band's own odds, below the near band's), the passages are drafted from; judged less, they are shown as the nearest (sets AW, AX: a general
     answer to a question in the user's words was never right); judged unlikely to answer, as a general
     question's passages are, the general answer stands; a greeting is not judged."""
     index(user_id, "малина.pdf", RASPBERRY)
@@ -156,15 +156,19 @@ def test_past_the_near_band_a_question_whose_passages_the_model_is_sure_answer_i
     assert RASPBERRY[0] in system_of(request)
     assert answer.text.startswith("Весной малину подкармливают азотом") and GENERAL_LEAD not in answer.text
     assert re.search(r"малина\.pdf, с\. 1\b", sources(answer.text))
-    local.judge = 0.7  # below the near band's odds: the nearest passages, said to be the nearest, no draft
+    local.judge = 0.77  # below the near band's odds, at the shut band's own (`local_answer_judge_far`): drafted
+    local.script(text("Ремонтантную малину весной подкармливают мочевиной, 15 г на метр [1]."))
     answer = ask_chat(SPRING, user_id)
-    assert len(local.requests) == 1 and answer.judged == pytest.approx(0.7) and not answer.fallback
+    assert len(local.requests) == 2 and answer.text.startswith("Ремонтантную малину весной подкармливают")
+    local.judge = 0.7  # below the shut band's odds: the nearest passages, said to be the nearest, no draft
+    answer = ask_chat(SPRING, user_id)
+    assert len(local.requests) == 2 and answer.judged == pytest.approx(0.7) and not answer.fallback
     assert answer.text.startswith(NEAREST_LEAD) and f"«{RASPBERRY[0]}" in answer.text
     assert re.search(r"малина\.pdf, с\. 1\b", sources(answer.text))
     local.judge = 0.3  # below the odds that the passages answer (`local_answer_judge`): a general answer, said so
     local.script(text("Подкормите малину комплексным удобрением."))
     answer = ask_chat(SPRING, user_id)
-    assert len(local.requests) == 2 and answer.fragments == [] and answer.judged == pytest.approx(0.3)
+    assert len(local.requests) == 3 and answer.fragments == [] and answer.judged == pytest.approx(0.3)
     assert all(fact not in system_of(local.requests[-1]) for fact in RASPBERRY)
     assert answer.text == f"{GENERAL_LEAD}\n\nПодкормите малину комплексным удобрением."
     judged = len(local.judgments)
@@ -204,7 +208,7 @@ def test_in_the_near_band_passages_the_model_is_sure_answer_are_drafted_from(
     assert RASPBERRY[0] in system_of(request)
     assert answer.text.startswith("Весной малину подкармливают азотом") and GENERAL_LEAD not in answer.text
     assert re.search(r"малина\.pdf, с\. 1\b", sources(answer.text))
-    local.judge = 0.7  # enough past the gate, not in the near band
+    local.judge = 0.77  # enough past the gate and where it shuts, not in the near band
     answer = ask_chat(SPRING, user_id)
     assert len(local.requests) == 1 and answer.text.startswith(NEAREST_LEAD)
 

@@ -105,7 +105,7 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
         if gate.near or far:
             shown = gate.fragments[:settings.local_answer_fragments]
             judged = judged_passages(question, shown, settings.local_answer_judge_near, settings)
-            sure = is_sure(judged, settings)
+            sure = is_sure(judged, settings, far=not gate.near)
             near = gate.near or bool(answered(judged, settings))
             if near and not sure:
                 return TurnDraft(reply=LLMReply(), fragments=shown, query=gate.query, searched=True, gate=gate,
@@ -238,9 +238,11 @@ def answered(judged: float | None, settings: Settings) -> bool | None:
     return None if judged is None else judged >= settings.local_answer_judge
 
 
-def is_sure(judged: float | None, settings: Settings) -> bool:
-    """The model's odds at the near band's threshold: sure enough to draft where the gate doubts."""
-    return judged is not None and judged >= settings.local_answer_judge_near
+def is_sure(judged: float | None, settings: Settings, *, far: bool = False) -> bool:
+    """The model's odds at the near band's threshold, or beyond the band (`far`: the gate shut) at its own:
+    sure enough to draft where the gate doubts."""
+    threshold = settings.local_answer_judge_far if far else settings.local_answer_judge_near
+    return judged is not None and judged >= threshold
 
 
 def own_wording(question: str, fragments: list[Fragment]) -> bool:
