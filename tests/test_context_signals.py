@@ -66,6 +66,8 @@ def test_signals_come_in_the_detectors_order() -> None:
     "адрес для перехода писать с 0x или просто цифрами", "по скока бит группирует по дефолту",
     # a question word last (set BG)
     "хроматическое число графа это что", "а сохраняется оно куда", "обновление выйдет когда",
+    # a question pronoun after a preposition (set BJ)
+    "в формах поля на выходе через что разделяются по дефолту", "а эта кнопка для чего", "скорость от чего зависит",
 ])
 def test_a_question_asks_with_or_without_its_mark(message: str) -> None:
     assert asks(message)
@@ -75,6 +77,7 @@ def test_a_question_asks_with_or_without_its_mark(message: str) -> None:
     "Привет", "Спасибо, всё работает как надо", "сделал как ты сказал", "ок, понял", "малина как раз поспела",
     "Отлично, что получилось", "я рад, что смог посадить",
     "понял, что к чему, спасибо", "сделал всё, как и когда надо",
+    "спасибо! не за что", "ни за что бы не догадался", "это то, о чём я говорил", "это то о чем я говорил",
 ])
 def test_a_remark_asks_nothing(message: str) -> None:
     assert not asks(message)

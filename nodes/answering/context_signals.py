@@ -39,18 +39,28 @@ _LAST = (*_BEFORE_VERB, "когда")
 # «чё за дела», «по скока бит», «хроматическое число графа это что»), or two choices («писать с 0x или
 # просто цифрами»): a word that only asks, anywhere, or a question word last; «как», «что», «где» inside
 # only before an infinitive («как её убрать», «че делать»), as «как раз», «как надо», «что получилось»
-# ask nothing.
+# ask nothing; a question pronoun after a preposition (`_PREPOSITION_ASKS`).
 ASKS_INSIDE = re.compile(r"(?<![\w-])(?:почему|зачем|сколько|скок\w*|откуда|как(?:ой|ая|ое|ие|ую|ом|им|ими|их|ого|ому|ов\w*)"
                          r"|(?:в\s+)?ч[её]м\s+дело|ч[её]\s+за|(?:"
                          rf"{'|'.join(_LAST)})\W*$|(?<=\w\s)или(?=\s+\w))(?![\w-])",
                          re.IGNORECASE)
+# A question pronoun after a preposition asks («через что разделяются», «а это для чего», «от чего зависит»),
+# not in a relative clause: «то, о чём я говорил» (nor in `_NOT_ASKING`'s set phrases).
+_PREPOSITION_ASKS = re.compile(
+    r"(?<![\w-])(?<!то\s)(?<!то,\s)(?:через|на|за|от|для|со?|об?|про|по|из|к|под|над|при|без|до"
+    r"|во?)\s+(?:что|чего|чем|ч[её]м|чему|кого|кем|ком|кому)(?![\w-])", re.IGNORECASE)
 _WORD_AFTER = re.compile(rf"(?<![\w-])({'|'.join(_BEFORE_VERB)})((?:[\s,]+[а-яё]+){{1,{max(_BEFORE_VERB.values())}}})",
                          re.IGNORECASE)
 
 
+# Set phrases of question words that ask nothing: «не за что», «ни за что», «что к чему».
+_NOT_ASKING = re.compile(r"(?<![\w-])(?:н[еи]\s+за\s+что|что\s+к\s+чему)(?![\w-])", re.IGNORECASE)
+
+
 def asks(message: str) -> bool:
     """The message asks for something (a question or a request), not only greets or remarks."""
-    if ASKS.search(message) or ASKS_INSIDE.search(message):
+    message = _NOT_ASKING.sub(" ", message)
+    if ASKS.search(message) or ASKS_INSIDE.search(message) or _PREPOSITION_ASKS.search(message):
         return True
     for match in _WORD_AFTER.finditer(message):
         following = re.findall(r"[а-яё]+", match.group(2), re.IGNORECASE)[:_BEFORE_VERB[match.group(1).lower()]]
