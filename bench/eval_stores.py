@@ -204,6 +204,12 @@ Sets (nothing here edits a set):
   chapter 3 of the Russian handbook of Umbrello UML Modeller, KDE's UML diagram program, built from its DocBook into one
   HTML page and printed as one PDF by AbiWord; both committed in bench/sets/docs/ and ingested as files), each with 10
   unanswerable ones: written on 2026-11-29 after BK and BL, held out, with `facts` as AI and AJ.
+* ``cervisia``, ``soundjuicer`` — sets BO and BP (bench/sets/cervisia_handbook_pdf_ru.json: 20 questions over
+  chapters 1-3 of the Russian handbook of Cervisia, KDE's graphical front end to CVS, built from its DocBook into one
+  HTML page and laid out and written as one PDF by MuPDF; bench/sets/sound_juicer_help_rtf_ru.json: 20 questions over
+  the whole Russian help of Sound Juicer, GNOME's audio CD ripper, built from its DocBook into one HTML page and
+  converted to one RTF by calibre; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable
+  ones: written on 2026-11-29 after BM and BN, held out, with `facts` as AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -265,7 +271,7 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "kwordquiz", "kig", "kgpg", "juk", "kolf", "step", "spectacle", "kinfocenter", "krdc", "kmouth",
              "kbruch", "kmines", "ktouch", "skanlite", "fileroller", "brasero", "boxes", "totem",
              "ghex", "knights", "rocs", "kmenuedit", "kalzium", "zenity", "epiphany", "kmix",
-             "dejadup", "umbrello")
+             "dejadup", "umbrello", "cervisia", "soundjuicer")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -548,6 +554,10 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
                                            "deja_dup_help_docx_silent_ru.json"),
         "umbrello": lambda: load_needle_set("umbrello_handbook_pdf_ru.json", "umbrello",
                                             "umbrello_handbook_pdf_silent_ru.json"),
+        "cervisia": lambda: load_needle_set("cervisia_handbook_pdf_ru.json", "cervisia",
+                                            "cervisia_handbook_pdf_silent_ru.json"),
+        "soundjuicer": lambda: load_needle_set("sound_juicer_help_rtf_ru.json", "soundjuicer",
+                                               "sound_juicer_help_rtf_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
