@@ -210,6 +210,12 @@ Sets (nothing here edits a set):
   the whole Russian help of Sound Juicer, GNOME's audio CD ripper, built from its DocBook into one HTML page and
   converted to one RTF by calibre; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable
   ones: written on 2026-11-29 after BM and BN, held out, with `facts` as AI and AJ.
+* ``kwave``, ``gbrainy`` — sets BQ and BR (bench/sets/kwave_handbook_pdf_ru.json: 20 questions over chapter 3 of the
+  Russian handbook of Kwave, KDE's sound editor, built from its DocBook into one HTML page and laid out and printed as
+  one PDF by HTMLDOC; bench/sets/gbrainy_help_html_ru.json: 20 questions over the whole Russian help of gbrainy, GNOME's
+  brain teaser game, its 14 Mallard pages rendered by yelp-build and joined and written as one HTML page by pandoc; both
+  committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on 2026-11-29 after BO
+  and BP, held out, with `facts` as AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -271,7 +277,7 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "kwordquiz", "kig", "kgpg", "juk", "kolf", "step", "spectacle", "kinfocenter", "krdc", "kmouth",
              "kbruch", "kmines", "ktouch", "skanlite", "fileroller", "brasero", "boxes", "totem",
              "ghex", "knights", "rocs", "kmenuedit", "kalzium", "zenity", "epiphany", "kmix",
-             "dejadup", "umbrello", "cervisia", "soundjuicer")
+             "dejadup", "umbrello", "cervisia", "soundjuicer", "kwave", "gbrainy")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -558,6 +564,8 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
                                             "cervisia_handbook_pdf_silent_ru.json"),
         "soundjuicer": lambda: load_needle_set("sound_juicer_help_rtf_ru.json", "soundjuicer",
                                                "sound_juicer_help_rtf_silent_ru.json"),
+        "kwave": lambda: load_needle_set("kwave_handbook_pdf_ru.json", "kwave", "kwave_handbook_pdf_silent_ru.json"),
+        "gbrainy": lambda: load_needle_set("gbrainy_help_html_ru.json", "gbrainy", "gbrainy_help_html_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
