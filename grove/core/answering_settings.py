@@ -199,18 +199,18 @@ class AnsweringSettings(BaseModel):
                      "drafts from the nearest passages as past the gate, below it they are shown as the nearest "
                      "with no draft. Beyond the band (the gate shut) a question is judged too: at or above "
                      "`local_answer_judge_far` the model drafts from the passages; below it, at `local_answer_judge` or "
-                     "above, it shows them as the nearest, and below that answers from general knowledge. 0 turns it off. Chosen on the near band of sets AA–AD: "
-                     "2 of 10 answering questions drafted, 1 of 17 silent ones (bench/README.md, «Whether the passages "
-                     "answer»)."),
+                     "above, it shows them as the nearest, and below that answers from general knowledge. 0 turns it "
+                     "off. Chosen on the near band of sets AA–AD: 2 of 10 answering questions drafted, 1 of 17 silent "
+                     "ones (bench/README.md, «Whether the passages answer»)."),
     )
     local_answer_judge_far: float = Field(
         default=0.75,
         description=("Beyond the near band (the gate shut, the question asks) the model drafts from the passages at "
                      "or above this probability, in place of `local_answer_judge_near`'s odds (below it, the nearest "
-                     "passages or a general answer, as there). A "
-                     "question in the user's own words sits far from the passage that answers it. Chosen on the shut "
-                     "questions of the development sets through BJ: 23 of 60 answering ones drafted against 17 at "
-                     "0.8, for 1 more of 130 silent (bench/README.md, «Whether the passages answer»)."),
+                     "passages or a general answer, as there): a question in the user's own words sits far from the "
+                     "passage that answers it. Chosen on the shut questions of the development sets through BJ: 23 "
+                     "of 60 answering ones drafted against 17 at 0.8, for 1 more of 130 silent (bench/README.md, "
+                     "«Whether the passages answer»)."),
     )
     local_fallback_judge: float = Field(
         default=0.7,
