@@ -143,9 +143,10 @@ def test_past_the_near_band_a_question_whose_passages_the_model_is_sure_answer_i
         store: str, local: ScriptedLLM, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
     """Issue 37 (sets AQ, AR): asked in the user's own words, a question sat far from the passage that answers
     it (the gate shut) and got «В ваших документах этого нет» over a general answer. Judged sure to be
-    answered (at the shut band's own odds, below the near band's), the passages are drafted from; judged less, they are shown as the nearest (sets AW, AX: a general
-    answer to a question in the user's words was never right); judged unlikely to answer, as a general
-    question's passages are, the general answer stands; a greeting is not judged."""
+    answered (at the shut band's own odds, below the near band's), the passages are drafted from; judged
+    less, they are shown as the nearest (sets AW, AX: a general answer to a question in the user's words was
+    never right); judged unlikely to answer, as a general question's passages are, the general answer
+    stands; a greeting is not judged."""
     index(user_id, "малина.pdf", RASPBERRY)
     env(GROVE_SEARCH_GATE_THRESHOLD="0.0", GROVE_SEARCH_GATE_NEAR="0.0")  # everything found is far
     local.judge = 0.9
