@@ -68,6 +68,8 @@ def test_signals_come_in_the_detectors_order() -> None:
     "хроматическое число графа это что", "а сохраняется оно куда", "обновление выйдет когда",
     # a question pronoun after a preposition (set BJ)
     "в формах поля на выходе через что разделяются по дефолту", "а эта кнопка для чего", "скорость от чего зависит",
+    # «ли» after its word, no mark (set BP: answered from general knowledge with no word that it was)
+    "законно ли вообще рипать диски которые сам купил", "а работает ли это без интернета",
 ])
 def test_a_question_asks_with_or_without_its_mark(message: str) -> None:
     assert asks(message)
@@ -78,6 +80,7 @@ def test_a_question_asks_with_or_without_its_mark(message: str) -> None:
     "Отлично, что получилось", "я рад, что смог посадить",
     "понял, что к чему, спасибо", "сделал всё, как и когда надо",
     "спасибо! не за что", "ни за что бы не догадался", "это то, о чём я говорил", "это то о чем я говорил",
+    "вряд ли это поможет", "едва ли успею сегодня",
 ])
 def test_a_remark_asks_nothing(message: str) -> None:
     assert not asks(message)

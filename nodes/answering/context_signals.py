@@ -36,13 +36,14 @@ _LAST = (*_BEFORE_VERB, "когда")
 
 # A question typed as users type in a chat, with no question mark and its question word inside or last
 # («зум картинки на какую кнопку», «в каком формате она сохранится», «флешку в виртуалку прокинуть как»,
-# «чё за дела», «по скока бит», «хроматическое число графа это что»), or two choices («писать с 0x или
-# просто цифрами»): a word that only asks, anywhere, or a question word last; «как», «что», «где» inside
-# only before an infinitive («как её убрать», «че делать»), as «как раз», «как надо», «что получилось»
-# ask nothing; a question pronoun after a preposition (`_PREPOSITION_ASKS`).
+# «чё за дела», «по скока бит», «хроматическое число графа это что»), two choices («писать с 0x или
+# просто цифрами»), or «ли» after its word («законно ли рипать диски»; not «вряд ли», «едва ли»): a word
+# that only asks, anywhere, or a question word last; «как», «что», «где» inside only before an infinitive
+# («как её убрать», «че делать»), as «как раз», «как надо», «что получилось» ask nothing; a question
+# pronoun after a preposition (`_PREPOSITION_ASKS`).
 ASKS_INSIDE = re.compile(r"(?<![\w-])(?:почему|зачем|сколько|скок\w*|откуда|как(?:ой|ая|ое|ие|ую|ом|им|ими|их|ого|ому|ов\w*)"
                          r"|(?:в\s+)?ч[её]м\s+дело|ч[её]\s+за|(?:"
-                         rf"{'|'.join(_LAST)})\W*$|(?<=\w\s)или(?=\s+\w))(?![\w-])",
+                         rf"{'|'.join(_LAST)})\W*$|(?<=\w\s)или(?=\s+\w)|(?<=\w\s)(?<!вряд\s)(?<!едва\s)ли)(?![\w-])",
                          re.IGNORECASE)
 # A question pronoun after a preposition asks («через что разделяются», «а это для чего», «от чего зависит»),
 # not in a relative clause: «то, о чём я говорил» (nor in `_NOT_ASKING`'s set phrases).
