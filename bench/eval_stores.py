@@ -216,6 +216,12 @@ Sets (nothing here edits a set):
   brain teaser game, its 14 Mallard pages rendered by yelp-build and joined and written as one HTML page by pandoc; both
   committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on 2026-11-29 after BO
   and BP, held out, with `facts` as AI and AJ.
+* ``skrooge``, ``cheese`` — sets BS and BT (bench/sets/skrooge_handbook_pdf_ru.json: 20 questions over chapter 2 of
+  the Russian handbook of Skrooge, KDE's personal finance manager, built from its DocBook into one HTML page, typeset by
+  LaTeX and written as one PDF by Ghostscript from dvips's PostScript; bench/sets/cheese_help_rtf_ru.json: 20 questions
+  over the whole Russian help of Cheese, GNOME's webcam program, its 14 Mallard pages rendered by yelp-build, joined
+  into one HTML page by pandoc and saved as one RTF by AbiWord; both committed in bench/sets/docs/ and ingested as
+  files), each with 10 unanswerable ones: written on 2026-11-29 after BQ and BR, held out, with `facts` as AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -277,7 +283,7 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "kwordquiz", "kig", "kgpg", "juk", "kolf", "step", "spectacle", "kinfocenter", "krdc", "kmouth",
              "kbruch", "kmines", "ktouch", "skanlite", "fileroller", "brasero", "boxes", "totem",
              "ghex", "knights", "rocs", "kmenuedit", "kalzium", "zenity", "epiphany", "kmix",
-             "dejadup", "umbrello", "cervisia", "soundjuicer", "kwave", "gbrainy")
+             "dejadup", "umbrello", "cervisia", "soundjuicer", "kwave", "gbrainy", "skrooge", "cheese")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -566,6 +572,9 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
                                                "sound_juicer_help_rtf_silent_ru.json"),
         "kwave": lambda: load_needle_set("kwave_handbook_pdf_ru.json", "kwave", "kwave_handbook_pdf_silent_ru.json"),
         "gbrainy": lambda: load_needle_set("gbrainy_help_html_ru.json", "gbrainy", "gbrainy_help_html_silent_ru.json"),
+        "skrooge": lambda: load_needle_set("skrooge_handbook_pdf_ru.json", "skrooge",
+                                           "skrooge_handbook_pdf_silent_ru.json"),
+        "cheese": lambda: load_needle_set("cheese_help_rtf_ru.json", "cheese", "cheese_help_rtf_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
