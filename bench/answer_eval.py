@@ -274,15 +274,33 @@ def has_fact(body: str, question: Question) -> bool:
     return False
 
 
+# A fact said with a negation is stated only by words that negate too: «Да, Knights поддерживает» holds
+# every term of «Knights их не поддерживает» and says the opposite (BF010).
+_NEGATION = re.compile(r"(?<![\w-])(?:не|нет|ни|нельзя|невозможно|никак)(?![\w-])", re.IGNORECASE)
+
+
 def states_fact(own: str, question: Question) -> bool:
     """The reply's own words state the key fact: one of the set's `facts` when it gives them (each term of
-    the short span, lemmatised), else the needle test of `has_fact`."""
+    the short span, lemmatised, with its polarity: negated where the fact is, not where it is not), else
+    the needle test of `has_fact`."""
     if not question.facts:
         return has_fact(own, question)
+    from nodes.answering.answer_check import negated_terms
     from nodes.retrieval.lexical import term_set
 
     text, said = plain(own), term_set(own)
-    return any(plain(fact) in text or (bool(terms := term_set(fact)) and terms <= said) for fact in question.facts)
+    for fact in question.facts:
+        if plain(fact) in text:
+            return True
+        terms = term_set(fact)
+        if not terms or not terms <= said:
+            continue
+        if _NEGATION.search(fact) and not _NEGATION.search(own):
+            continue
+        if not _NEGATION.search(fact) and negated_terms(own) & terms:
+            continue
+        return True
+    return False
 
 
 def loops(body: str) -> bool:

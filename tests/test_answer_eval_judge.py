@@ -118,6 +118,28 @@ def test_own_words_without_the_key_fact_are_not_counted_where_the_set_names_it()
     assert v.fact and not v.own_words
 
 
+
+NEGATED = Question("BF010", "Поддерживает ли Knights разновидности шахмат, например шахматы Фишера или Crazyhouse?",
+                   needles=[normalise("Knights их не поддерживает")], facts=["Knights их не поддерживает"])
+NEGATED_PASSAGE = ("Существуют и другие разновидности шахмат, например шахматы Фишера. Knights их не поддерживает.")
+
+
+@pytest.mark.parametrize(("own", "stated"), [
+    ("Да, Knights поддерживает разновидности шахмат.", False),  # every term of the fact, the opposite said
+    ("Нет, разновидности шахмат Knights не поддерживает.", True),
+])
+def test_a_fact_with_a_negation_is_stated_only_by_words_that_negate(own: str, stated: bool) -> None:
+    v = verdict(NEGATED, f"{own}\n\nИз документа:\n«{NEGATED_PASSAGE}»\n\n{SOURCES}", [NEGATED_PASSAGE])
+    assert v.own_words is stated
+
+
+def test_a_fact_said_plainly_is_not_stated_by_words_that_negate_it() -> None:
+    text = f"Значок не появится.\n\nИз документа:\n«{KEYED_PASSAGE}»\n\n{SOURCES}"
+    plain = Question(KEYED.id, KEYED.text, needles=KEYED.needles, facts=["появится значок"])
+    assert not verdict(plain, text, [KEYED_PASSAGE]).own_words
+    said = f"Появится значок.\n\nИз документа:\n«{KEYED_PASSAGE}»\n\n{SOURCES}"
+    assert verdict(plain, said, [KEYED_PASSAGE]).own_words
+
 def test_a_refusal_over_a_passage_that_answers_is_counted() -> None:
     v = verdict(ANSWERABLE, "Прямого ответа в документах не нашёл. Ближе всего к вопросу вот это:\n"
                             f"«{PASSAGE}»\n\n{SOURCES}")
