@@ -646,3 +646,28 @@ def test_a_refusal_over_the_answering_passage_keeps_the_answers_lead_however_sur
     invented = check_answer(MOUSE_DRAFT, case["question"], case["fragments"], strict=True, answered=True,
                             vouched=False)
     assert "invents" in invented.degenerate and invented.text.startswith(f"{NEAREST_LEAD}\n«")
+
+
+# Cervisia's handbook in Russian (set BO, cervisia-handbook-ru.pdf, p. 5), adding files and folders.
+ADDING = ("Cervisia выполнит следующую команду cvs add имена файлов. Если операция завершится успешно, в колонке "
+          "статуса для добавленных файлов отобразится «Добавлен в репозиторий». Чтобы фактически поместить файлы в "
+          "репозиторий, вы должны передать их. Обратите внимание, что добавление каталогов не требует передачи "
+          "впоследствии.")
+FOLDER_COMMIT = "Нужно ли передавать изменения в репозиторий после добавления нового каталога через Cervisia?"
+
+
+def test_a_yes_over_a_passage_that_says_no_contradicts() -> None:
+    """BO014: the small model's «Да» where the handbook says a folder needs no commit."""
+    draft = "Да, нужно передавать изменения в репозиторий после добавления нового каталога через Cervisia."
+    assert "contradicts" in failed(draft, FOLDER_COMMIT, [ADDING])
+    assert "contradicts" not in failed(draft, FOLDER_COMMIT, [ADDING], strict=False)
+
+
+@pytest.mark.parametrize(("draft", "question"), [
+    ("Нет, добавление каталогов не требует передачи.", FOLDER_COMMIT),  # says the passage's no
+    ("Да, но после добавления каталога ничего передавать не нужно.", FOLDER_COMMIT),  # a yes that negates too
+    ("Да, добавленные файлы нужно передать, чтобы они попали в репозиторий.",
+     "Нужно ли передавать добавленные файлы, чтобы они фактически попали в репозиторий?"),  # the passage says yes
+])
+def test_a_yes_or_no_that_keeps_the_passages_answer_does_not_contradict(draft: str, question: str) -> None:
+    assert "contradicts" not in failed(draft, question, [ADDING])

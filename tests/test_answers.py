@@ -739,6 +739,37 @@ def test_a_second_draft_that_fails_leaves_the_first_drafts_fallback(
     assert answer.text.startswith(EXTRACT_LEAD) and RASPBERRY[0] in answer.text and "Завтрак" not in answer.text
 
 
+# Cervisia's handbook in Russian (set BO, p. 5): a folder, unlike a file, needs no commit once added.
+ADDING = ["Cervisia выполнит команду cvs add имена файлов. Чтобы фактически поместить файлы в репозиторий, вы "
+          "должны передать их. Обратите внимание, что добавление каталогов не требует передачи впоследствии."]
+FOLDER_COMMIT = "Нужно ли передавать изменения в репозиторий после добавления нового каталога через Cervisia?"
+YES = "Да, нужно передавать изменения в репозиторий после добавления нового каталога [1]."
+
+
+def test_a_yes_where_the_passage_says_no_is_asked_again_and_the_no_is_shown(
+        store: str, local: ScriptedLLM, user_id: int) -> None:
+    """Issue 37 (BO014): the small model's «Да» over a passage that says no; asked again from the
+    passage alone, it says the passage's no in its own words."""
+    index(user_id, "cervisia.pdf", ADDING)
+    local.judge = 0.9
+    local.script(text(YES), text("Нет, добавление каталога не требует передачи [1]."))
+    answer = ask_chat(FOLDER_COMMIT, user_id)
+    assert len(local.requests) == 2 and answer.reasked and not answer.fallback
+    assert answer.text.startswith("Нет, добавление каталога не требует передачи") and "Да, нужно" not in answer.text
+
+
+def test_a_yes_where_the_passage_says_no_twice_gives_way_to_the_passage(
+        store: str, local: ScriptedLLM, user_id: int) -> None:
+    """A draft that contradicts its quote is replaced by the quote under an honest lead (issue 37)."""
+    index(user_id, "cervisia.pdf", ADDING)
+    local.judge = 0.9
+    local.script(text(YES), text(YES))
+    answer = ask_chat(FOLDER_COMMIT, user_id)
+    assert answer.fallback and "contradicts" in answer.degenerate and not answer.reasked
+    assert answer.text.startswith(EXTRACT_LEAD) and "не требует передачи" in answer.text
+    assert "Да, нужно" not in answer.text and re.search(r"cervisia\.pdf, с\. 1\b", sources(answer.text))
+
+
 # --------------------------------------------------------------------------- a plan's answer, local model
 
 PLAN = json.dumps({"steps": [

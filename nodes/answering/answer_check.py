@@ -316,6 +316,36 @@ def _negates(draft: Draft) -> bool:
     return False
 
 
+# «Да» first: the small model's way of answering a yes-or-no question, right or not.
+_YES = re.compile(r"^\W*да(?![\w-])", re.IGNORECASE)
+# A negation that answers «нет» («не требует», «невозможно восстановить»); «без» only qualifies.
+_NO = re.compile(r"(?<![\w-])(?:не|нет|ни|нельзя|невозможно|никак)(?![\w-])", re.IGNORECASE)
+
+
+def _contradicts(draft: Draft) -> bool:
+    """«Да» with no negation over a passage whose sentence nearest the question negates: the model said
+    yes where the documents say no.
+
+    «Да, нужно передавать изменения…» over «добавление каталогов не требует передачи», «Да, можно
+    вернуть удалённую диаграмму» over «будет невозможно восстановить удалённую информацию»: the
+    1.5B model begins nearly every answer to a yes-or-no question with «Да» (18 of 18 such drafts over
+    the BC–BP development runs, 5 of them where the documents say no). The sentence of the passages
+    that answer (`select_quote`) holding the most of the question's weighted terms negated in 3 of
+    those 5 and in none of the 11 right ones nor the 2 to silent questions. Checked for the local
+    model only (`strict`).
+    """
+    if not draft.strict or not draft.fragments or not _YES.match(draft.body) or _NO.search(draft.body):
+        return False
+    spans = [span.text for quote in select_quote(draft.question, draft.fragments) for span in sentences(quote.text)]
+    found = [term_set(text) for text in spans]
+    wanted = term_set(draft.question)
+    if not wanted or not any(found):
+        return False
+    weights = Weights(found)
+    nearest = max(range(len(spans)), key=lambda i: weights.coverage(wanted, found[i]))
+    return bool(_NO.search(spans[nearest]))
+
+
 # A local draft most of whose sentences no fragment backs is not the documents' answer.
 MIN_BACKED_SHARE = 0.5
 
@@ -389,6 +419,7 @@ CHECKS: dict[str, Callable[[Draft], bool]] = {
     "scolds": _scolds,
     "invents": _invents,
     "negates": _negates,
+    "contradicts": _contradicts,
     "unsupported": _unsupported,
     "unfounded": _unfounded,
 }
