@@ -1,0 +1,70 @@
+"""A yes where the documents say no: which local drafts the `contradicts` check replaces.
+
+Run: .venv/bin/python -m bench.contradicts DUMP.json [DUMP.json …]
+
+Reads `bench.answer_eval --dump` files. Every local draft the runs recorded (the draft a fallback
+replaced, else the words above the quote), once per question and wording, is checked as
+`nodes.answering.answer_check._contradicts` checks it over the fragments the model read. Printed: each
+draft that begins with «Да», whether the check flags it, and the set's key facts for the question
+(where the documents say no, a fact holds the negation), then the counts. `select_quote` may load
+the embedding model, as in production.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+from bench.eval_stores import SETS_DIR
+
+_ABOVE_QUOTE = re.compile(r"\n\n(?:Из документа:|Информация взята из:)")
+_YES = re.compile(r"^\W*да(?![\w-])", re.IGNORECASE)
+
+
+def questions() -> dict[str, dict[str, object]]:
+    found: dict[str, dict[str, object]] = {}
+    for path in SETS_DIR.glob("*_ru.json"):
+        for question in json.loads(path.read_text(encoding="utf-8")).get("questions", []):
+            found[question["id"]] = question
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dumps", nargs="+", type=Path)
+    args = parser.parse_args()
+
+    from grove.core.settings import get_settings
+    from nodes.answering.answer_check import CITATION, Draft, _contradicts
+
+    asked, limit = questions(), get_settings().local_answer_fragments
+    seen: set[tuple[str, str]] = set()
+    counts: Counter[str] = Counter()
+    for dump in args.dumps:
+        for answers in json.loads(dump.read_text(encoding="utf-8")).values():
+            for answer in answers:
+                texts = [f["text"] for f in answer.get("fragments") or []][:limit]
+                body = CITATION.sub("", answer.get("draft") or _ABOVE_QUOTE.split(answer["text"])[0]).strip()
+                if not texts or not body or (answer["id"], body) in seen:
+                    continue
+                seen.add((answer["id"], body))
+                kind = "answerable" if answer["verdict"]["answerable"] else "silent"
+                counts[f"drafts, {kind}"] += 1
+                if not _YES.match(body):
+                    continue
+                question = asked[answer["id"]]
+                flagged = _contradicts(Draft(body, str(question["question"]), texts, strict=True))
+                counts[f"«Да» drafts, {kind}"] += 1
+                counts[f"«Да» drafts flagged, {kind}"] += flagged
+                print(f"{answer['id']}\t{kind}\t{'FLAGGED' if flagged else '-'}\t{question.get('facts') or ''}\t"
+                      f"{body[:90]!r}", flush=True)
+    print()
+    for key in sorted(counts):
+        print(f"{key}: {counts[key]}")
+
+
+if __name__ == "__main__":
+    main()
