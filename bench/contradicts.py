@@ -1,13 +1,14 @@
-"""A yes where the documents say no: which local drafts the `contradicts` check replaces.
+"""A yes where the documents say no or nothing: which local drafts the `contradicts` and `unbacked_yes`
+checks replace.
 
 Run: .venv/bin/python -m bench.contradicts DUMP.json [DUMP.json …]
 
 Reads `bench.answer_eval --dump` files. Every local draft the runs recorded (the draft a fallback
 replaced, else the words above the quote), once per question and wording, is checked as
-`nodes.answering.answer_check._contradicts` checks it over the fragments the model read. Printed: each
-draft that begins with «Да», whether the check flags it, and the set's key facts for the question
-(where the documents say no, a fact holds the negation), then the counts. `select_quote` may load
-the embedding model, as in production.
+`nodes.answering.answer_check` checks it over the fragments the model read. Printed: each draft that
+begins with «Да», the checks that flag it, and the set's key facts for the question (where the
+documents say no, a fact holds the negation), then the counts. `select_quote` may load the embedding
+model, as in production.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from bench.eval_stores import SETS_DIR
 
 _ABOVE_QUOTE = re.compile(r"\n\n(?:Из документа:|Информация взята из:)")
 _YES = re.compile(r"^\W*да(?![\w-])", re.IGNORECASE)
+_CHECKS = ("contradicts", "unbacked_yes")
 
 
 def questions() -> dict[str, dict[str, object]]:
@@ -38,7 +40,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from grove.core.settings import get_settings
-    from nodes.answering.answer_check import CITATION, Draft, _contradicts
+    from nodes.answering.answer_check import CHECKS, CITATION, Draft
 
     asked, limit = questions(), get_settings().local_answer_fragments
     seen: set[tuple[str, str]] = set()
@@ -56,10 +58,12 @@ def main() -> None:
                 if not _YES.match(body):
                     continue
                 question = asked[answer["id"]]
-                flagged = _contradicts(Draft(body, str(question["question"]), texts, strict=True))
+                draft = Draft(body, str(question["question"]), texts, strict=True)
+                flagged = [name for name in _CHECKS if CHECKS[name](draft)]
                 counts[f"«Да» drafts, {kind}"] += 1
-                counts[f"«Да» drafts flagged, {kind}"] += flagged
-                print(f"{answer['id']}\t{kind}\t{'FLAGGED' if flagged else '-'}\t{question.get('facts') or ''}\t"
+                for name in flagged:
+                    counts[f"«Да» drafts flagged by {name}, {kind}"] += 1
+                print(f"{answer['id']}\t{kind}\t{','.join(flagged) or '-'}\t{question.get('facts') or ''}\t"
                       f"{body[:90]!r}", flush=True)
     print()
     for key in sorted(counts):

@@ -671,3 +671,34 @@ def test_a_yes_over_a_passage_that_says_no_contradicts() -> None:
 ])
 def test_a_yes_or_no_that_keeps_the_passages_answer_does_not_contradict(draft: str, question: str) -> None:
     assert "contradicts" not in failed(draft, question, [ADDING])
+
+
+# Déjà Dup's help (set BM) is silent on notifying a failed backup; KMix's handbook (set BL) on its keys.
+NOTIFY = "Отправляет ли Déjà Dup уведомление, если резервное копирование завершилось с ошибкой?"
+DUPLICITY = ("Тогда вам нужно использовать утилиту командной строки duplicity, которая используется в Déjà Dup для "
+             "резервного копирования и восстановления файлов.")
+BACKUPS = [DUPLICITY, "Déjà Dup — простой инструмент резервного копирования.",
+           "Место хранения — это место, куда Déjà Dup будет помещать копии ваших файлов, чтобы их можно было позже "
+           "восстановить."]
+GLOBAL_KEYS = "Работают ли глобальные клавиши громкости KMix, когда программа свёрнута в панель?"
+KEYS = ("Клавиши для увеличения и уменьшения громкости работают глобально, в том числе и тогда, когда KMix свёрнут "
+        "или встроен в панель.")
+
+
+def test_a_yes_that_says_the_question_back_where_no_sentence_says_it_is_unbacked() -> None:
+    """BMU07: the question with «Да» before it, over passages that never say so."""
+    draft = "Да, Déjà Dup отправляет уведомление о завершении резервного копирования с ошибкой."
+    assert "unbacked_yes" in failed(draft, NOTIFY, BACKUPS)
+    assert "unbacked_yes" not in failed(draft, NOTIFY, BACKUPS, strict=False)
+
+
+@pytest.mark.parametrize(("draft", "question", "fragments"), [
+    # a sentence says what the yes says back
+    ("Да, глобальные клавиши громкости KMix работают глобально, в том числе и тогда, когда программа свёрнута в "
+     "панель.", GLOBAL_KEYS, [KEYS]),
+    # the yes says more than the question, in terms of its own (the other checks weigh those)
+    ("Да, Déjà Dup использует для этого утилиту командной строки duplicity.", NOTIFY, BACKUPS),
+])
+def test_a_yes_a_sentence_backs_or_that_says_more_is_not_unbacked(draft: str, question: str,
+                                                                  fragments: list[str]) -> None:
+    assert "unbacked_yes" not in failed(draft, question, fragments)

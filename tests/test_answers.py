@@ -770,6 +770,30 @@ def test_a_yes_where_the_passage_says_no_twice_gives_way_to_the_passage(
     assert "Да, нужно" not in answer.text and re.search(r"cervisia\.pdf, с\. 1\b", sources(answer.text))
 
 
+# Déjà Dup's help (set BM) never says whether a failed backup is notified.
+BACKUPS = ["Déjà Dup — простой инструмент резервного копирования. Он скрывает сложность резервного копирования.",
+           "Место хранения — это место, куда Déjà Dup будет помещать копии ваших файлов, чтобы их можно было позже "
+           "восстановить.",
+           "Тогда вам нужно использовать утилиту командной строки duplicity, которая используется в Déjà Dup для "
+           "резервного копирования и восстановления файлов.",
+           "Когда вам действительно нужно вернуть свои данные, ошибка — это последнее, чего вы хотите.",
+           "Уведомление напомнит о резервном копировании, если его давно не было."]
+NOTIFY = "Отправляет ли Déjà Dup уведомление, если резервное копирование завершилось с ошибкой?"
+BARE_YES = "Да, Déjà Dup отправляет уведомление о завершении резервного копирования с ошибкой."
+
+
+def test_a_yes_that_only_says_the_question_back_gives_way_to_the_nearest_passages(
+        store: str, local: ScriptedLLM, user_id: int) -> None:
+    """Issue 37 (BMU07): «Да» and the question, where no passage says so; asked again, the same. The
+    judgment let the draft through (0.66), short of leading the passages as the answer (0.7)."""
+    index(user_id, "deja-dup.docx", BACKUPS)
+    local.judge = 0.66
+    local.script(text(BARE_YES), text(BARE_YES))
+    answer = ask_chat(NOTIFY, user_id)
+    assert answer.fallback and "unbacked_yes" in answer.degenerate
+    assert BARE_YES not in answer.text and answer.text.startswith(NEAREST_LEAD)
+
+
 # --------------------------------------------------------------------------- a plan's answer, local model
 
 PLAN = json.dumps({"steps": [

@@ -346,6 +346,24 @@ def _contradicts(draft: Draft) -> bool:
     return bool(_NO.search(spans[nearest]))
 
 
+def _unbacked_yes(draft: Draft) -> bool:
+    """«Да» that says little more than the question (at most one term of its own) where no fragment
+    sentence holds REFUSAL_OVERRULE_COVERAGE of the question's weighted terms: a yes nothing says.
+
+    «Да, Déjà Dup отправляет уведомление о завершении резервного копирования с ошибкой» (BMU07: the
+    help never says so) is the question said back with a yes. Over the BC–BP development runs, of 26
+    «Да» drafts it flags 6: BMU07, two where the documents say no (BH015, BO014), and three right
+    yeses that say nothing the question does not (BC007, BG009, «Да, можно.» for BF019), whose fact
+    was only in the quote; asked again from the passage, BG009's second wording names the arrow keys.
+    Checked for the local model only (`strict`).
+    """
+    if not draft.strict or not draft.fragments or not _YES.match(draft.body):
+        return False
+    if len(term_set(draft.body) - term_set(draft.question)) > 1:
+        return False
+    return coverage(draft.question, draft.fragments) < REFUSAL_OVERRULE_COVERAGE
+
+
 # A local draft most of whose sentences no fragment backs is not the documents' answer.
 MIN_BACKED_SHARE = 0.5
 
@@ -420,6 +438,7 @@ CHECKS: dict[str, Callable[[Draft], bool]] = {
     "invents": _invents,
     "negates": _negates,
     "contradicts": _contradicts,
+    "unbacked_yes": _unbacked_yes,
     "unsupported": _unsupported,
     "unfounded": _unfounded,
 }
