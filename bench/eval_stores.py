@@ -222,6 +222,13 @@ Sets (nothing here edits a set):
   over the whole Russian help of Cheese, GNOME's webcam program, its 14 Mallard pages rendered by yelp-build, joined
   into one HTML page by pandoc and saved as one RTF by AbiWord; both committed in bench/sets/docs/ and ingested as
   files), each with 10 unanswerable ones: written on 2026-11-29 after BQ and BR, held out, with `facts` as AI and AJ.
+* ``konversation``, ``gucharmap`` — sets BU and BV (bench/sets/konversation_handbook_pdf_ru.json: 20 questions over
+  sections 1-16 of chapter 2 of the Russian handbook of Konversation, KDE's IRC client, transformed from its DocBook
+  into XSL-FO by the DocBook XSL-FO stylesheets and laid out and written as one PDF by Apache FOP;
+  bench/sets/gucharmap_help_txt_ru.json: 20 questions over the whole Russian help of the GNOME Character Map, built
+  from its DocBook into one HTML page and saved as one plain text file by LibreOffice Writer; both committed in
+  bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on 2026-11-29 after BS and BT, held
+  out, with `facts` as AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -283,7 +290,8 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "kwordquiz", "kig", "kgpg", "juk", "kolf", "step", "spectacle", "kinfocenter", "krdc", "kmouth",
              "kbruch", "kmines", "ktouch", "skanlite", "fileroller", "brasero", "boxes", "totem",
              "ghex", "knights", "rocs", "kmenuedit", "kalzium", "zenity", "epiphany", "kmix",
-             "dejadup", "umbrello", "cervisia", "soundjuicer", "kwave", "gbrainy", "skrooge", "cheese")
+             "dejadup", "umbrello", "cervisia", "soundjuicer", "kwave", "gbrainy", "skrooge", "cheese",
+             "konversation", "gucharmap")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -575,6 +583,10 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
         "skrooge": lambda: load_needle_set("skrooge_handbook_pdf_ru.json", "skrooge",
                                            "skrooge_handbook_pdf_silent_ru.json"),
         "cheese": lambda: load_needle_set("cheese_help_rtf_ru.json", "cheese", "cheese_help_rtf_silent_ru.json"),
+        "konversation": lambda: load_needle_set("konversation_handbook_pdf_ru.json", "konversation",
+                                                "konversation_handbook_pdf_silent_ru.json"),
+        "gucharmap": lambda: load_needle_set("gucharmap_help_txt_ru.json", "gucharmap",
+                                             "gucharmap_help_txt_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
