@@ -130,3 +130,43 @@ def test_the_root_start_looked_up_for_a_missing_noun(word: str, start: str | Non
 ])
 def test_everyday_words_are_the_common_russian_ones(word: str, common: bool) -> None:
     assert everyday(word, 3.5) is common
+
+
+# The Zenity help in Russian (gnome zenity 3.44, «Параметры общего назначения»).
+ZENITY = "Zenity позволяет создавать диалоговые окна. Укажите параметр --timeout, чтобы закрыть окно по времени."
+
+
+def test_a_name_spelled_in_cyrillic_finds_the_name_in_latin(store: str, user_id: int) -> None:
+    """Issue 37 (sets BI, BJ): «калзиум», «зенити» for the Kalzium and Zenity the manuals print were
+    «В ваших документах этого нет» over the very program the documents are about."""
+    from tests.test_answers import index
+
+    index(user_id, "zenity.fb2", [ZENITY])
+    assert unknown_things("Как в зенити закрыть окно по времени?", user_id) == []
+    # a name the base does not print stays unknown in either alphabet
+    assert unknown_things("Как в кдиалоге закрыть окно?", user_id) == ["кдиалоге"]
+    assert unknown_things("Как в kdialog закрыть окно?", user_id) == ["kdialog"]
+
+
+@pytest.mark.parametrize(("word", "latin"), [
+    ("калзиум", "Kalzium"), ("зенити", "Zenity"), ("линуксе", "Linux"), ("питоне", "Python"),
+    ("гимп", "GIMP"), ("дебиане", "Debian"), ("виндовс", "Windows"), ("джаву", "Java"), ("ютубе", "YouTube"),
+])
+def test_a_russian_spelling_matches_the_latin_name(word: str, latin: str) -> None:
+    import re
+
+    from nodes.retrieval.latin_spelling import latin_pattern
+
+    pattern = latin_pattern(word)
+    assert pattern is not None
+    as_python = pattern.replace("[:alnum:]", r"\w")  # Postgres' class, as Python's re writes it
+    assert re.search(as_python, f"в {latin} есть", re.IGNORECASE)
+    assert not re.search(as_python, "в Docker есть", re.IGNORECASE)
+
+
+# a Russian word of under five letters less its ending («море» would find "more"), a short name, Latin
+@pytest.mark.parametrize("word", ["море", "цвет", "гнома", "ком", "Linux", "fig-001"])
+def test_a_short_or_latin_word_is_not_spelled(word: str) -> None:
+    from nodes.retrieval.latin_spelling import latin_pattern
+
+    assert latin_pattern(word) is None

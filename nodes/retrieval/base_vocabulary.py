@@ -3,8 +3,9 @@
 A question the documents do not answer is most often about something they never name (a format, a tool, a
 feature), while its nearest fragments stay close: distance alone does not tell it apart, whether the base
 holds the thing's name does. Nouns and Latin tokens are looked up (a verb or adjective is usually the user's
-own wording) in the full-text vectors of the user's active chunks, then in the text for a Latin word and by
-its root's start for a Russian noun. `everyday` marks a common word, a weaker sign, by its frequency in
+own wording) in the full-text vectors of the user's active chunks, then in the text for a Latin word, by
+its root's start for a Russian noun, and as the Latin name it may spell by sound («калзиум»: Kalzium,
+nodes/retrieval/latin_spelling.py). `everyday` marks a common word, a weaker sign, by its frequency in
 general Russian (wordfreq's Zipf scale); the gate weighs it (nodes/retrieval/search_gate.py).
 Figures: bench/README.md, «Does the base answer the question?» (bench.answerability).
 """
@@ -15,6 +16,7 @@ import re
 
 from grove.core.observe import task
 from grove.store.db import transaction
+from nodes.retrieval.latin_spelling import latin_pattern
 from nodes.retrieval.lexical import part_of_speech, term
 
 _TOKEN = re.compile(r"[0-9a-zа-яё]+(?:[.+_-][0-9a-zа-яё]+)*", re.IGNORECASE)
@@ -50,6 +52,12 @@ select w.word from unnest(%(words)s::text[], %(roots)s::text[]) as w(word, root)
  where exists (select 1 from document_chunks c
                 where c.owner_id = %(owner)s and c.is_active
                   and c.fts_simple @@ to_tsquery('simple', w.root || ':*'))
+"""
+# A Russian word the vectors miss that spells a Latin word of the text by sound («калзиум»: Kalzium).
+_AS_LATIN = """
+select w.word from unnest(%(words)s::text[], %(patterns)s::text[]) as w(word, pattern)
+ where exists (select 1 from document_chunks c
+                where c.owner_id = %(owner)s and c.is_active and c.chunk_text ~* w.pattern)
 """
 ROOT_LETTERS = 4  # the shortest root start looked up: «тонга», «анута», «деся», a clipped «комп»
 
@@ -130,6 +138,10 @@ def unknown_things(question: str, owner_id: int) -> list[str]:
         if rooted:  # a derived word («тонганцев») of one the documents use («тонганских», «Тонга»)
             missing -= {r["word"] for r in conn.execute(_BY_ROOT, {"owner": owner_id, "words": list(rooted),
                                                                    "roots": list(rooted.values())})}
+        spelled = {w: pattern for w in sorted(missing) if (pattern := latin_pattern(w))}
+        if spelled:  # the user's Cyrillic spelling of a name the documents print in Latin letters
+            missing -= {r["word"] for r in conn.execute(_AS_LATIN, {"owner": owner_id, "words": list(spelled),
+                                                                    "patterns": list(spelled.values())})}
     compounds = [w for w in words if "-" in w]
     held = {part.lower() for w in compounds if w.lower() not in missing for part in w.split("-")}
     named = {part.lower() for w in compounds for part in w.split("-") if _names(part)}

@@ -76,6 +76,11 @@ def part_of_speech(word: str) -> str | None:
     return str(pos) if pos else None
 
 
+def in_dictionary(word: str) -> bool:
+    """Whether pymorphy3's Russian dictionary holds the word (not a guess from its ending)."""
+    return bool(_morph().word_is_known(word.lower()))
+
+
 def terms(text: str) -> list[str]:
     """Content terms of a text, in order, with repeats."""
     return [t for t in map(term, _WORD.findall(text)) if t]
