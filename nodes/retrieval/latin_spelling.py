@@ -14,8 +14,9 @@ import re
 from nodes.retrieval.lexical import in_dictionary
 
 # Each Cyrillic letter's usual Latin spellings (two-letter sounds first); a letter not listed writes nothing.
+# English -tion and -sion are heard «шн»: «конверсейшн» for Konversation, «нотификейшн» for notification.
 _PAIRS = {"кс": "x|ks|cks|cs|kz", "кв": "qu|kv|kw", "дж": "j|g|dj|dzh", "ай": "ai|ay|i|ie|y",
-          "ей": "ei|ey|ay|ai|a", "ой": "oi|oy", "ью": "u|ew|iu|yu"}
+          "ей": "ei|ey|ay|ai|a", "ой": "oi|oy", "ью": "u|ew|iu|yu", "шн": "tion|sion|shn|schn"}
 _LETTERS = {"а": "a|u|o", "б": "b", "в": "v|w", "г": "g|gh|h", "д": "d", "е": "e|a|ye|ie", "ё": "yo|io|e|o",
             "ж": "zh|j|g|s", "з": "z|s", "и": "i|y|ee|e|ie", "й": "y|i|j", "к": "k|c|ck|q|ch",
             "л": "l", "м": "m", "н": "n", "о": "o|a|au", "п": "p", "р": "r", "с": "s|c|z", "т": "t|th",
