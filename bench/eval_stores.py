@@ -229,6 +229,13 @@ Sets (nothing here edits a set):
   from its DocBook into one HTML page and saved as one plain text file by LibreOffice Writer; both committed in
   bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on 2026-11-29 after BS and BT, held
   out, with `facts` as AI and AJ.
+* ``tellico``, ``kgeography`` — sets BW and BX (bench/sets/tellico_handbook_pdf_ru.json: 20 questions over chapter 2
+  of the Russian handbook of Tellico, KDE's collection manager, built from its DocBook into one HTML page, converted to
+  AsciiDoc by pandoc and laid out and written as one PDF by Asciidoctor PDF; bench/sets/kgeography_handbook_html_ru.json:
+  20 questions over the whole Russian handbook of KGeography, KDE's geography trainer, built from its DocBook into one
+  HTML page, converted to reStructuredText by pandoc and written as one HTML page by Docutils; both committed in
+  bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on 2026-11-29 after BU and BV, held
+  out, with `facts` as AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -291,7 +298,7 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "kbruch", "kmines", "ktouch", "skanlite", "fileroller", "brasero", "boxes", "totem",
              "ghex", "knights", "rocs", "kmenuedit", "kalzium", "zenity", "epiphany", "kmix",
              "dejadup", "umbrello", "cervisia", "soundjuicer", "kwave", "gbrainy", "skrooge", "cheese",
-             "konversation", "gucharmap")
+             "konversation", "gucharmap", "tellico", "kgeography")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -587,6 +594,10 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
                                                 "konversation_handbook_pdf_silent_ru.json"),
         "gucharmap": lambda: load_needle_set("gucharmap_help_txt_ru.json", "gucharmap",
                                              "gucharmap_help_txt_silent_ru.json"),
+        "tellico": lambda: load_needle_set("tellico_handbook_pdf_ru.json", "tellico",
+                                           "tellico_handbook_pdf_silent_ru.json"),
+        "kgeography": lambda: load_needle_set("kgeography_handbook_html_ru.json", "kgeography",
+                                              "kgeography_handbook_html_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
