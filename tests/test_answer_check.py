@@ -673,6 +673,15 @@ def test_a_yes_or_no_that_keeps_the_passages_answer_does_not_contradict(draft: s
     assert "contradicts" not in failed(draft, question, [ADDING])
 
 
+def test_a_negation_that_only_qualifies_is_no_contradiction() -> None:
+    """«не позднее октября» bounds a yes; it does not answer no."""
+    planting = "Ремонтантную малину можно сажать осенью, но не позднее середины октября."
+    question = "Можно ли сажать ремонтантную малину осенью?"
+    assert "contradicts" not in failed("Да, ремонтантную малину можно сажать осенью.", question, [planting])
+    assert "contradicts" in failed("Да, ремонтантную малину можно сажать осенью.", question,
+                                   ["Ремонтантную малину нельзя сажать осенью."])
+
+
 # Déjà Dup's help (set BM) is silent on notifying a failed backup; KMix's handbook (set BL) on its keys.
 NOTIFY = "Отправляет ли Déjà Dup уведомление, если резервное копирование завершилось с ошибкой?"
 DUPLICITY = ("Тогда вам нужно использовать утилиту командной строки duplicity, которая используется в Déjà Dup для "

@@ -318,8 +318,16 @@ def _negates(draft: Draft) -> bool:
 
 # «Да» first: the small model's way of answering a yes-or-no question, right or not.
 _YES = re.compile(r"^\W*да(?![\w-])", re.IGNORECASE)
-# A negation that answers «нет» («не требует», «невозможно восстановить»); «без» only qualifies.
+# A negation that answers «нет» («не требует», «невозможно восстановить»); «без» only qualifies, as do
+# a negated comparison and «что бы ни» (`_QUALIFIER`): «сажают осенью, но не позднее октября» says yes.
 _NO = re.compile(r"(?<![\w-])(?:не|нет|ни|нельзя|невозможно|никак)(?![\w-])", re.IGNORECASE)
+_QUALIFIER = re.compile(r"(?<![\w-])(?:не\s+(?:позднее|позже|раньше|ранее|более|менее|больше|меньше|только|реже|чаще)"
+                        r"|бы\s+ни)(?![\w-])", re.IGNORECASE)
+
+
+def _says_no(text: str) -> bool:
+    """The text holds a negation that answers «нет», not one that only qualifies."""
+    return bool(_NO.search(_QUALIFIER.sub(" ", text)))
 
 
 def _contradicts(draft: Draft) -> bool:
@@ -334,7 +342,7 @@ def _contradicts(draft: Draft) -> bool:
     for 3 of those 5 and under none of the other «Да» drafts (`bench.contradicts`). Checked for the
     local model only (`strict`).
     """
-    if not draft.strict or not draft.fragments or not _YES.match(draft.body) or _NO.search(draft.body):
+    if not draft.strict or not draft.fragments or not _YES.match(draft.body) or _says_no(draft.body):
         return False
     spans = [span.text for quote in select_quote(draft.question, draft.fragments) for span in sentences(quote.text)]
     found = [term_set(text) for text in spans]
@@ -343,7 +351,7 @@ def _contradicts(draft: Draft) -> bool:
         return False
     weights = Weights(found)
     nearest = max(range(len(spans)), key=lambda i: weights.coverage(wanted, found[i]))
-    return bool(_NO.search(spans[nearest]))
+    return _says_no(spans[nearest])
 
 
 def _unbacked_yes(draft: Draft) -> bool:
