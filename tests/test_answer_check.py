@@ -673,6 +673,13 @@ def test_a_yes_or_no_that_keeps_the_passages_answer_does_not_contradict(draft: s
     assert "contradicts" not in failed(draft, question, [ADDING])
 
 
+def test_a_no_in_one_word_is_a_no() -> None:
+    """BW016: «Да, обязательно нужно указывать дату возврата» over «Дату возврата указывать необязательно»."""
+    lending = "Дату возврата указывать необязательно. Также возможно добавить другие примечания."
+    question = "Обязательно ли указывать дату возврата, когда отмечаешь, что отдал вещь кому-то на время?"
+    assert "contradicts" in failed("Да, обязательно нужно указывать дату возврата.", question, [lending])
+
+
 def test_a_negation_that_only_qualifies_is_no_contradiction() -> None:
     """«не позднее октября» bounds a yes; it does not answer no."""
     planting = "Ремонтантную малину можно сажать осенью, но не позднее середины октября."

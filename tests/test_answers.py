@@ -758,11 +758,13 @@ def test_a_yes_where_the_passage_says_no_is_asked_again_and_the_no_is_shown(
     assert answer.text.startswith("Нет, добавление каталога не требует передачи") and "Да, нужно" not in answer.text
 
 
+@pytest.mark.parametrize("judged", [0.9, 0.6])
 def test_a_yes_where_the_passage_says_no_twice_gives_way_to_the_passage(
-        store: str, local: ScriptedLLM, user_id: int) -> None:
-    """A draft that contradicts its quote is replaced by the quote under an honest lead (issue 37)."""
+        store: str, local: ScriptedLLM, user_id: int, judged: float) -> None:
+    """A draft that contradicts its quote is replaced by the quote under an honest lead (issue 37): the
+    passage answers, with its no, however doubtful the judgment (BW016, 0.7, had «не нашёл» above it)."""
     index(user_id, "cervisia.pdf", ADDING)
-    local.judge = 0.9
+    local.judge = judged
     local.script(text(YES), text(YES))
     answer = ask_chat(FOLDER_COMMIT, user_id)
     assert answer.fallback and "contradicts" in answer.degenerate and not answer.reasked

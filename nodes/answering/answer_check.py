@@ -320,7 +320,7 @@ def _negates(draft: Draft) -> bool:
 _YES = re.compile(r"^\W*да(?![\w-])", re.IGNORECASE)
 # A negation that answers «нет» («не требует», «невозможно восстановить»); «без» only qualifies, as do
 # a negated comparison and «что бы ни» (`_QUALIFIER`): «сажают осенью, но не позднее октября» says yes.
-_NO = re.compile(r"(?<![\w-])(?:не|нет|ни|нельзя|невозможно|никак)(?![\w-])", re.IGNORECASE)
+_NO = re.compile(r"(?<![\w-])(?:не|нет|ни|нельзя|невозможно|никак|необязательн\w*|незачем)(?![\w-])", re.IGNORECASE)
 _QUALIFIER = re.compile(r"(?<![\w-])(?:не\s+(?:позднее|позже|раньше|ранее|более|менее|больше|меньше|только|реже|чаще)"
                         r"|бы\s+ни)(?![\w-])", re.IGNORECASE)
 
@@ -690,7 +690,8 @@ def check_answer(draft: str, question: str, fragments: list[str], *, searched: b
     `vouched` replaces it for the lead of a failed draft's passages: a draft that invented or said what
     the passages do not back is a sign they do not answer, so the caller may ask the judgment to be surer
     there. A refusal is no such sign (the small model refuses over the very passage that answers,
-    `_refused`): its passages keep `answered`. `sure`: the judgment is at the near band's odds (`_unfounded`).
+    `_refused`): its passages keep `answered`; a yes where the passage says no (`_contradicts`) is a sign
+    that they answer. `sure`: the judgment is at the near band's odds (`_unfounded`).
     """
     text = complete_sentences(draft) if truncated else draft
     written = Draft(text, question, fragments, max_chars, strict, claimed_terms, answered, sure)
@@ -702,7 +703,8 @@ def check_answer(draft: str, question: str, fragments: list[str], *, searched: b
         return CheckedAnswer(text=citations.text, used=citations.used, degenerate=failed, trimmed=True,
                              citations_moved=citations.moved, citations_dropped=citations.dropped)
     if failed:
-        answers = answered if vouched is None or "refused" in failed else vouched
+        # A yes where the passage says no: the passage answers, with its no (`_contradicts`).
+        answers = True if "contradicts" in failed else answered if vouched is None or "refused" in failed else vouched
         extract = extractive_answer(question, fragments, lead, nearest_lead, answers) if fragments else Extract(text="")
         if extract.text:
             return CheckedAnswer(text=extract.text, used=extract.used, degenerate=failed, fallback=True)
