@@ -236,6 +236,12 @@ Sets (nothing here edits a set):
   HTML page, converted to reStructuredText by pandoc and written as one HTML page by Docutils; both committed in
   bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on 2026-11-29 after BU and BV, held
   out, with `facts` as AI and AJ.
+* ``glade``, ``kiten`` — sets BY and BZ (bench/sets/glade_help_html_ru.json: 20 questions over the whole Russian help
+  of Glade, GNOME's user interface designer, built from its DocBook into one HTML page, converted to AsciiDoc by pandoc
+  and written as one HTML page by Asciidoctor; bench/sets/kiten_handbook_txt_ru.json: 20 questions over the whole
+  Russian handbook of Kiten, KDE's Japanese reference and study tool, built from its DocBook into one HTML page and
+  converted into one plain text file by calibre; both committed in bench/sets/docs/ and ingested as files), each with
+  10 unanswerable ones: written on 2026-11-29 after BW and BX, held out, with `facts` as AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -298,7 +304,7 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "kbruch", "kmines", "ktouch", "skanlite", "fileroller", "brasero", "boxes", "totem",
              "ghex", "knights", "rocs", "kmenuedit", "kalzium", "zenity", "epiphany", "kmix",
              "dejadup", "umbrello", "cervisia", "soundjuicer", "kwave", "gbrainy", "skrooge", "cheese",
-             "konversation", "gucharmap", "tellico", "kgeography")
+             "konversation", "gucharmap", "tellico", "kgeography", "glade", "kiten")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -598,6 +604,8 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
                                            "tellico_handbook_pdf_silent_ru.json"),
         "kgeography": lambda: load_needle_set("kgeography_handbook_html_ru.json", "kgeography",
                                               "kgeography_handbook_html_silent_ru.json"),
+        "glade": lambda: load_needle_set("glade_help_html_ru.json", "glade", "glade_help_html_silent_ru.json"),
+        "kiten": lambda: load_needle_set("kiten_handbook_txt_ru.json", "kiten", "kiten_handbook_txt_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
