@@ -336,10 +336,10 @@ def _contradicts(draft: Draft) -> bool:
 
     «Да, нужно передавать изменения…» over «добавление каталогов не требует передачи», «Да, можно
     вернуть удалённую диаграмму» over «будет невозможно восстановить удалённую информацию»: the
-    1.5B model begins nearly every answer to a yes-or-no question with «Да» (26 drafts over the BC–BP
-    development runs, none with «Нет»; 5 questions where the documents say no). The sentence of the
+    1.5B model begins nearly every answer to a yes-or-no question with «Да» (33 drafts over the runs
+    through set BX, none with «Нет»; 7 questions where the documents say no). The sentence of the
     passages that answer (`select_quote`) holding the most of the question's weighted terms negates
-    for 3 of those 5 and under none of the other «Да» drafts (`bench.contradicts`). Checked for the
+    for 4 of those 7 and under none of the other «Да» drafts (`bench.contradicts`). Checked for the
     local model only (`strict`).
     """
     if not draft.strict or not draft.fragments or not _YES.match(draft.body) or _says_no(draft.body):
@@ -359,11 +359,11 @@ def _unbacked_yes(draft: Draft) -> bool:
     sentence holds REFUSAL_OVERRULE_COVERAGE of the question's weighted terms: a yes nothing says.
 
     «Да, Déjà Dup отправляет уведомление о завершении резервного копирования с ошибкой» (BMU07: the
-    help never says so) is the question said back with a yes. Over the BC–BP development runs, of 26
-    «Да» drafts it flags 6 (`bench.contradicts`): BMU07, two where the documents say no (BH015,
-    BO014), and three right yeses that say nothing the question does not (BC007, BG009, «Да, можно.»
-    for BF019), whose fact was only in the quote; asked again from the passage, BG009's second
-    wording names the arrow keys. Checked for the local model only (`strict`).
+    help never says so) is the question said back with a yes. Over the runs through set BX, of 33 «Да»
+    drafts it flags 8 (`bench.contradicts`): BMU07, three where the documents say no (BH015, BO014,
+    BW016), and four right yeses that say nothing the question does not (BC007, BG009, BX004, «Да,
+    можно.» for BF019), whose fact was only in the quote; asked again from the passage, BG009's
+    second wording names the arrow keys. Checked for the local model only (`strict`).
     """
     if not draft.strict or not draft.fragments or not _YES.match(draft.body):
         return False
