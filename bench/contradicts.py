@@ -15,23 +15,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from collections import Counter
 from pathlib import Path
 
-from bench.eval_stores import SETS_DIR
+from bench.unfounded import question_records
 
-_ABOVE_QUOTE = re.compile(r"\n\n(?:Из документа:|Информация взята из:)")
-_YES = re.compile(r"^\W*да(?![\w-])", re.IGNORECASE)
 _CHECKS = ("contradicts", "unbacked_yes")
-
-
-def questions() -> dict[str, dict[str, object]]:
-    found: dict[str, dict[str, object]] = {}
-    for path in SETS_DIR.glob("*_ru.json"):
-        for question in json.loads(path.read_text(encoding="utf-8")).get("questions", []):
-            found[question["id"]] = question
-    return found
 
 
 def main() -> None:
@@ -39,23 +28,24 @@ def main() -> None:
     parser.add_argument("dumps", nargs="+", type=Path)
     args = parser.parse_args()
 
+    from bench.answer_eval import split_reply
     from grove.core.settings import get_settings
-    from nodes.answering.answer_check import CHECKS, CITATION, Draft
+    from nodes.answering.answer_check import CHECKS, CITATION, YES_FIRST, Draft
 
-    asked, limit = questions(), get_settings().local_answer_fragments
+    asked, limit = question_records(), get_settings().local_answer_fragments
     seen: set[tuple[str, str]] = set()
     counts: Counter[str] = Counter()
     for dump in args.dumps:
         for answers in json.loads(dump.read_text(encoding="utf-8")).values():
             for answer in answers:
                 texts = [f["text"] for f in answer.get("fragments") or []][:limit]
-                body = CITATION.sub("", answer.get("draft") or _ABOVE_QUOTE.split(answer["text"])[0]).strip()
+                body = CITATION.sub("", answer.get("draft") or split_reply(answer["text"]).own).strip()
                 if not texts or not body or (answer["id"], body) in seen:
                     continue
                 seen.add((answer["id"], body))
                 kind = "answerable" if answer["verdict"]["answerable"] else "silent"
                 counts[f"drafts, {kind}"] += 1
-                if not _YES.match(body):
+                if not YES_FIRST.match(body):
                     continue
                 question = asked[answer["id"]]
                 draft = Draft(body, str(question["question"]), texts, strict=True)

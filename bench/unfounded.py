@@ -24,12 +24,17 @@ from bench.eval_stores import SETS_DIR
 _ABOVE_QUOTE = re.compile(r"\n\n(?:Из документа:|Информация взята из:)")
 
 
-def questions() -> dict[str, str]:
-    found: dict[str, str] = {}
+def question_records() -> dict[str, dict[str, object]]:
+    """Every frozen set's questions as written (id → its record, facts and all), silent ones too."""
+    found: dict[str, dict[str, object]] = {}
     for path in SETS_DIR.glob("*_ru.json"):
         for question in json.loads(path.read_text(encoding="utf-8")).get("questions", []):
-            found[question["id"]] = question["question"]
+            found[question["id"]] = question
     return found
+
+
+def questions() -> dict[str, str]:
+    return {key: str(record["question"]) for key, record in question_records().items()}
 
 
 def main() -> None:

@@ -317,7 +317,7 @@ def _negates(draft: Draft) -> bool:
 
 
 # «Да» first: the small model's way of answering a yes-or-no question, right or not.
-_YES = re.compile(r"^\W*да(?![\w-])", re.IGNORECASE)
+YES_FIRST = re.compile(r"^\W*да(?![\w-])", re.IGNORECASE)
 # A negation that answers «нет» («не требует», «невозможно восстановить»); «без» only qualifies, as do
 # a negated comparison and «что бы ни» (`_QUALIFIER`): «сажают осенью, но не позднее октября» says yes.
 _NO = re.compile(r"(?<![\w-])(?:не|нет|ни|нельзя|невозможно|никак|необязательн\w*|незачем)(?![\w-])", re.IGNORECASE)
@@ -342,7 +342,7 @@ def _contradicts(draft: Draft) -> bool:
     for 4 of those 7 and under none of the other «Да» drafts (`bench.contradicts`). Checked for the
     local model only (`strict`).
     """
-    if not draft.strict or not draft.fragments or not _YES.match(draft.body) or _says_no(draft.body):
+    if not draft.strict or not draft.fragments or not YES_FIRST.match(draft.body) or _says_no(draft.body):
         return False
     spans = [span.text for quote in select_quote(draft.question, draft.fragments) for span in sentences(quote.text)]
     found = [term_set(text) for text in spans]
@@ -365,7 +365,7 @@ def _unbacked_yes(draft: Draft) -> bool:
     можно.» for BF019), whose fact was only in the quote; asked again from the passage, BG009's
     second wording names the arrow keys. Checked for the local model only (`strict`).
     """
-    if not draft.strict or not draft.fragments or not _YES.match(draft.body):
+    if not draft.strict or not draft.fragments or not YES_FIRST.match(draft.body):
         return False
     if len(term_set(draft.body) - term_set(draft.question)) > 1:
         return False
