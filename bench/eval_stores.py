@@ -242,6 +242,13 @@ Sets (nothing here edits a set):
   Russian handbook of Kiten, KDE's Japanese reference and study tool, built from its DocBook into one HTML page and
   converted into one plain text file by calibre; both committed in bench/sets/docs/ and ingested as files), each with
   10 unanswerable ones: written on 2026-11-29 after BW and BX, held out, with `facts` as AI and AJ.
+* ``inkscape``, ``mkvextract`` — sets CA and CB (bench/sets/inkscape_tutorial_epub_ru.json: 20 questions over the
+  Russian basic tutorial of Inkscape, the vector graphics editor, read from the text of its SVG drawing into one XHTML
+  page and converted into one EPUB book by calibre; bench/sets/mkvextract_man_md_ru.json: 20 questions over the Russian
+  manual page of mkvextract, MKVToolNix's program that extracts tracks from Matroska files, read by pandoc's man reader
+  into one HTML fragment and converted into one Markdown file by kramdown; both committed in bench/sets/docs/ and
+  ingested as files), each with 10 unanswerable ones: written on 2026-11-29 after BY and BZ, held out, with `facts` as
+  AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -304,7 +311,7 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "kbruch", "kmines", "ktouch", "skanlite", "fileroller", "brasero", "boxes", "totem",
              "ghex", "knights", "rocs", "kmenuedit", "kalzium", "zenity", "epiphany", "kmix",
              "dejadup", "umbrello", "cervisia", "soundjuicer", "kwave", "gbrainy", "skrooge", "cheese",
-             "konversation", "gucharmap", "tellico", "kgeography", "glade", "kiten")
+             "konversation", "gucharmap", "tellico", "kgeography", "glade", "kiten", "inkscape", "mkvextract")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -606,6 +613,10 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
                                               "kgeography_handbook_html_silent_ru.json"),
         "glade": lambda: load_needle_set("glade_help_html_ru.json", "glade", "glade_help_html_silent_ru.json"),
         "kiten": lambda: load_needle_set("kiten_handbook_txt_ru.json", "kiten", "kiten_handbook_txt_silent_ru.json"),
+        "inkscape": lambda: load_needle_set("inkscape_tutorial_epub_ru.json", "inkscape",
+                                            "inkscape_tutorial_epub_silent_ru.json"),
+        "mkvextract": lambda: load_needle_set("mkvextract_man_md_ru.json", "mkvextract",
+                                              "mkvextract_man_md_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
