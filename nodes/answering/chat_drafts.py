@@ -26,7 +26,7 @@ from grove.core.shutdown import Stopped
 from nodes.answering import answer_pipeline as pipeline
 from nodes.answering.answer_check import NOT_FOUND, OWN_WORDING_COVERAGE, CheckedAnswer, answering, covers, is_refusal
 from nodes.answering.answer_judge import answer_odds
-from nodes.answering.context_signals import Signal, asks
+from nodes.answering.context_signals import asks
 from nodes.answering.chat_prompt import (TOOL_NAME, build_messages, fitted_history, local_messages,
                                          local_system_prompt, opening_facts, passage_facts, rag_tool,
                                          system_prompt, with_fragments)
@@ -116,9 +116,6 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
                 return TurnDraft(reply=LLMReply(), fragments=shown, query=gate.query, searched=True, gate=gate,
                                  policy=policy, nearest=nearest_passages(question, shown, gate.unknown), judged=judged)
             fragments = shown if sure or doubted else []
-            if doubted and gate.unknown:  # the model is told what the base lacks: its refusal is final here
-                absent = Signal(name="absent_words", detail=", ".join(f"«{w}»" for w in gate.unknown))
-                policy = policy.model_copy(update={"signals": [*policy.signals, absent]})
         elif gate.passed:
             fragments = gate.fragments[:settings.local_answer_fragments]
             judged = judged_passages(question, fragments, settings.local_answer_judge, settings)
