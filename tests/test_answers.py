@@ -214,45 +214,6 @@ def test_in_the_near_band_passages_the_model_is_sure_answer_are_drafted_from(
     assert len(local.requests) == 1 and answer.text.startswith(NEAREST_LEAD)
 
 
-def test_in_the_near_band_a_draft_at_the_doubting_odds_is_shown_only_when_it_answers_and_passes(
-        store: str, local: ScriptedLLM, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
-    """Issue 37: in the near band a word of the user's («картинку», «кусок») and a thing the base never names
-    look alike, and below the near band's odds the passages that answered were shown under «не нашёл».
-    At the doubting odds (`local_answer_judge_doubt`) the model drafts: an answer that passes every check is
-    shown; its refusal stands (not asked again with no way out) and a draft that fails a check gives way to
-    the nearest passages, never to the passages led as the answer."""
-    index(user_id, "малина.pdf", RASPBERRY)
-    env(GROVE_SEARCH_GATE_THRESHOLD="0.0", GROVE_SEARCH_GATE_NEAR="0.99",  # anything found is only near
-        GROVE_LOCAL_ANSWER_JUDGE_DOUBT="0.7")
-    local.judge = 0.75  # short of the near band's own odds (0.8), at the doubting ones
-    local.script(text("Весной малину подкармливают азотом: 15 г мочевины на квадратный метр [1]."))
-    answer = ask_chat(SPRING, user_id)
-    [request] = local.requests
-    assert answer.gate_near and answer.judged == pytest.approx(0.75) and not answer.fallback
-    assert RASPBERRY[0] in system_of(request)
-    assert answer.text.startswith("Весной малину подкармливают азотом")
-    assert re.search(r"малина\.pdf, с\. 1\b", sources(answer.text))
-    local.script(text("В ваших документах об этом не сказано."))
-    answer = ask_chat(SPRING, user_id)
-    assert len(local.requests) == 2 and not answer.reasked  # the refusal is final
-    body = answer.text.partition("Информация взята из:")[0]
-    assert body.startswith(NEAREST_LEAD) and f"«{RASPBERRY[0]}" in body and EXTRACT_LEAD not in body
-    # a draft naming what no passage holds, asked again from the answering passage, names it again
-    local.script(text("Весной малину подкармливают селитрой Agrecol, 40 г на куст [1]."),
-                 text("Малину весной подкармливают селитрой Agrecol [1]."))
-    answer = ask_chat(SPRING, user_id)
-    body = answer.text.partition("Информация взята из:")[0]
-    assert len(local.requests) == 4 and "Agrecol" not in body and "40 г" not in body
-    assert body.startswith(NEAREST_LEAD) and f"«{RASPBERRY[0]}" in body and EXTRACT_LEAD not in body
-    local.judge = 0.65  # below the doubting odds: the nearest passages, no draft
-    answer = ask_chat(SPRING, user_id)
-    assert len(local.requests) == 4 and answer.text.startswith(NEAREST_LEAD)
-    env(GROVE_LOCAL_ANSWER_JUDGE_DOUBT="0")  # off: at 0.75 no draft either
-    local.judge = 0.75
-    answer = ask_chat(SPRING, user_id)
-    assert len(local.requests) == 4 and answer.text.startswith(NEAREST_LEAD)
-
-
 def test_a_word_the_base_lacks_does_not_shut_out_a_passage_that_answers_in_other_words(
         store: str, local: ScriptedLLM, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
     """«Что означает значок доллара…» over «…заканчивается символами $, %, #»: the base never says the
