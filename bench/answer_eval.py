@@ -115,8 +115,6 @@ CONFIGS: dict[str, dict[str, str]] = {
     "opening-3": {"GROVE_LOCAL_ANSWER_OPENING": "3"},
     "opening-6": {"GROVE_LOCAL_ANSWER_OPENING": "6"},
     "near-0.7": {"GROVE_LOCAL_ANSWER_JUDGE_NEAR": "0.7"},  # drafts in the near band from surer-than-past-the-gate odds
-    # drafts in the near band from the doubting odds up, the refusal final and every check strict
-    "near-doubt-0.55": {"GROVE_LOCAL_ANSWER_JUDGE_DOUBT": "0.55"},
     # the local model server's own decoding: run on a server started with these settings
     "prompt-lookup": {"GROVE_LOCAL_LLM_DRAFT": "prompt-lookup-decoding"},
     "prompt-lookup-4": {"GROVE_LOCAL_LLM_DRAFT": "prompt-lookup-decoding", "GROVE_LOCAL_LLM_DRAFT_TOKENS": "4"},

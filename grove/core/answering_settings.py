@@ -203,13 +203,6 @@ class AnsweringSettings(BaseModel):
                      "off. Chosen on the near band of sets AA–AD: 2 of 10 answering questions drafted, 1 of 17 silent "
                      "ones (bench/README.md, «Whether the passages answer»)."),
     )
-    local_answer_judge_doubt: float = Field(
-        default=0.0,
-        description=("In the search gate's near band, at or above this probability and short of "
-                     "`local_answer_judge_near`, the model drafts too, but its refusal stands and a draft that fails "
-                     "any answer check is replaced by the nearest passages, as below it (nodes/answering/chat_drafts.py "
-                     "`is_doubted`). 0 turns it off."),
-    )
     local_answer_judge_far: float = Field(
         default=0.75,
         description=("Beyond the near band (the gate shut, the question asks) the model drafts from the passages at "

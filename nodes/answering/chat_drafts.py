@@ -76,9 +76,6 @@ class TurnDraft(BaseModel):
     stopped: bool = Field(default=False, description="the user pressed «Стоп»: the reply is what was shown")
     judged: float | None = Field(default=None, description="the model's odds that the passages answer the "
                                  "question (nodes/answering/answer_judge.py); None: not asked")
-    doubted: bool = Field(default=False, description="drafted in the gate's near band at the judgment's doubting "
-                                                     "odds (`is_doubted`): shown only when it answers and passes "
-                                                     "every check, else the nearest passages")
 
 
 def local_draft(question: str, user_id: int, history: list[ChatMessage], policy: TurnPolicy,
@@ -90,7 +87,6 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
     gate: GateDecision | None = None
     fragments: list[Fragment] = []
     judged: float | None = None
-    doubted = False
     if has_documents(user_id):
         query = search_query(question, history, settings.search_followup_words)
         found = search(query, user_id, settings)
@@ -110,12 +106,11 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
             shown = gate.fragments[:settings.local_answer_fragments]
             judged = judged_passages(question, shown, settings.local_answer_judge_near, settings)
             sure = is_sure(judged, settings, far=not gate.near)
-            doubted = gate.near and not sure and is_doubted(judged, settings)
             near = gate.near or bool(answered(judged, settings))
-            if near and not sure and not doubted:
+            if near and not sure:
                 return TurnDraft(reply=LLMReply(), fragments=shown, query=gate.query, searched=True, gate=gate,
                                  policy=policy, nearest=nearest_passages(question, shown, gate.unknown), judged=judged)
-            fragments = shown if sure or doubted else []
+            fragments = shown if sure else []
         elif gate.passed:
             fragments = gate.fragments[:settings.local_answer_fragments]
             judged = judged_passages(question, fragments, settings.local_answer_judge, settings)
@@ -140,7 +135,7 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
             reply, policy = pipeline.draft(ask, messages, policy, lambda p: local_system_prompt(p, shown, style),
                                            decoding=local_decoding(bool(shown), settings), on_text=show)
         again = (reasked(ask, question, messages, policy, shown, reply, settings, show,
-                         answers=False if doubted else answered(judged, settings))
+                         answers=answered(judged, settings))
                  if settings.local_answer_reask else None)
     except (LLMDeadlineExceeded, Stopped) as exc:
         # The user has been reading the passages (and the first words) for a while: they stay the
@@ -154,7 +149,7 @@ def local_draft(question: str, user_id: int, history: list[ChatMessage], policy:
                       opened=opening, cut=True, stopped=stopped, nearest=on_screen(screen.words, quotes, shown))
     return TurnDraft(reply=again or reply, fragments=shown, query=gate.query if gate else None,
                   searched=gate is not None, gate=gate, policy=policy, opened=opening, reasked=again is not None,
-                  judged=judged, doubted=doubted)
+                  judged=judged)
 
 
 def on_screen(words: str, quotes: list[Quote], shown: list[Fragment]) -> CheckedAnswer:
@@ -248,18 +243,6 @@ def is_sure(judged: float | None, settings: Settings, *, far: bool = False) -> b
     sure enough to draft where the gate doubts."""
     threshold = settings.local_answer_judge_far if far else settings.local_answer_judge_near
     return judged is not None and judged >= threshold
-
-
-def is_doubted(judged: float | None, settings: Settings) -> bool:
-    """The model's odds in the near band at `local_answer_judge_doubt` or above (short of the near band's own):
-    the model drafts, its refusal stands and a draft failing any check is not shown (`checked_draft`).
-
-    The near band is where a question names a word the base lacks: the user's own word for the passage's
-    («картинку», «кусок», «мышкой») as often as a thing the documents never name («сочетанием клавиш»,
-    «GnuCash»), and no signal measured tells them apart (bench/README.md, «Whether the passages answer»).
-    Drafting there at 0.7 with a refusal overruled led three silent questions' passages as the answer (sets
-    AQ–AT); the model's own refusal and the checks are the second opinion that was overruled."""
-    return settings.local_answer_judge_doubt > 0 and judged is not None and judged >= settings.local_answer_judge_doubt
 
 
 def own_wording(question: str, fragments: list[Fragment]) -> bool:
@@ -418,8 +401,6 @@ def checked_draft(draft: TurnDraft, question: str, settings: Settings, *, local:
         return pipeline.check(draft.reply, question, draft.fragments, searched=draft.searched)
     checked = local_checked(draft.reply, question, draft.fragments, settings, searched=draft.searched,
                             whole=settings.local_answer_context == "passages", judged=draft.judged)
-    if draft.doubted and (not checked.accepted or checked.trimmed or is_refusal(draft.reply.content)):
-        return nearest_passages(question, draft.fragments, draft.gate.unknown if draft.gate else None)
     if draft.gate is not None and not draft.gate.passed and not draft.fragments and asks(question) and checked.accepted:
         checked = checked.model_copy(update={"text": f"{GENERAL_LEAD}\n\n{checked.text}"})
     return checked
@@ -455,9 +436,7 @@ def turn_report(draft: TurnDraft, checked: CheckedAnswer) -> list[str]:
              f"gate: {gate.score:.3f} → {gate_outcome(gate)}" if gate and gate.score is not None else "gate: —",
              *([f"the user's words for the passages' own: {', '.join(gate.synonyms)}"] if gate and gate.synonyms else []),
              *([f"passages judged: {draft.judged:.2f} that they answer"
-                + (" → the nearest passages, no draft" if draft.nearest is not None and not draft.cut
-                   else " → drafted in doubt: shown only if it answers and passes every check" if draft.doubted
-                   else "")]
+                + (" → the nearest passages, no draft" if draft.nearest is not None and not draft.cut else "")]
                if draft.judged is not None else []),
              f"fragments shown: {len(draft.fragments)}"
              + (", the answer's first words written from the best passage" if draft.opened else ""),
