@@ -691,6 +691,27 @@ def test_a_draft_stating_what_no_passage_holds_is_replaced_by_the_nearest_passag
     assert f"«{RASPBERRY[2]}»" in body and re.search(r"малина\.pdf, с\. 3\b", block)
 
 
+def test_passages_after_an_invented_draft_lead_as_the_answer_only_when_the_judgment_is_surest(
+        store: str, local: ScriptedLLM, user_id: int, env) -> None:  # type: ignore[no-untyped-def]
+    """Issue 37 (sets BC–BX): a draft naming what no passage holds, over passages judged to answer at
+    0.71–0.87, was replaced by those passages under «В ваших документах об этом сказано так:» — for 8
+    silent questions as for 5 answerable ones. The invention is a sign they do not answer: below
+    `local_fallback_judge` (0.9) they are shown as the nearest."""
+    index(user_id, "малина.pdf", RASPBERRY)
+    local.judge = 0.85
+    invented = text("Весной малину подкармливают селитрой Agrecol, 40 г на куст [1].")
+    local.script(invented, invented)  # asked again from the answering passage, it names the same
+    answer = ask_chat(SPRING, user_id)
+    body = answer.text.partition("Информация взята из:")[0]
+    assert answer.gate_passed and answer.fallback and "invents" in answer.degenerate
+    assert body.startswith(NEAREST_LEAD) and f"«{RASPBERRY[0]}" in body and "Agrecol" not in body
+    env(GROVE_LOCAL_FALLBACK_JUDGE="0.8")  # judged at the fallback's odds: the passages lead as the answer
+    local.script(invented, invented)
+    answer = ask_chat(SPRING, user_id)
+    body = answer.text.partition("Информация взята из:")[0]
+    assert answer.fallback and body.startswith(EXTRACT_LEAD) and f"«{RASPBERRY[0]}" in body
+
+
 def test_a_refusal_over_passing_fragments_is_asked_again_from_the_answering_passage(
         store: str, local: ScriptedLLM, user_id: int) -> None:
     """Issue 37: «не нашёл» over the very passage that answers; given that passage alone, the model answers."""
