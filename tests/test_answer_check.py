@@ -718,3 +718,34 @@ def test_a_yes_that_says_the_question_back_where_no_sentence_says_it_is_unbacked
 def test_a_yes_a_sentence_backs_or_that_says_more_is_not_unbacked(draft: str, question: str,
                                                                   fragments: list[str]) -> None:
     assert "unbacked_yes" not in failed(draft, question, fragments)
+
+
+# A help page's key list (as Konversation's and Character Map's handbooks give them).
+KEYS = ("Чтобы закрыть все личные разговоры сразу, нажмите F11. Shift+Ctrl+G ищет предыдущее совпадение "
+        "в таблице символов. Ctrl+G переходит к символу по его коду. Пункт меню Правка ▸ Отменить отменяет "
+        "последнее действие.")
+
+
+@pytest.mark.parametrize(("question", "draft", "misses"), [
+    # the key the passage gives beside the question's words
+    ("Какой клавишей закрыть сразу все личные разговоры?", "Нажмите клавишу F11 [1].", False),
+    ("Какое сочетание клавиш ищет предыдущее совпадение?", "Нажмите Ctrl+Shift+G.", False),
+    # a button or a click where a key was asked for (BRU05, BWU04)
+    ("Какой клавишей закрыть сразу все личные разговоры?", "Нажмите кнопку OK.", True),
+    # a key no passage names, and one the passages give for something else (BPU07, BQU05)
+    ("Каким сочетанием клавиш отменить последнее действие?", "Нажмите Ctrl+Z.", True),
+    ("Каким сочетанием клавиш отменить последнее действие?", "Отменить последнее действие можно клавишами Ctrl+G.",
+     True),
+    # not asked for a key, or not answered
+    ("Как отменить последнее действие?", "Выберите Правка ▸ Отменить [1].", False),
+    ("Каким сочетанием клавиш отменить последнее действие?", "В ваших документах об этом не сказано.", False),
+])
+def test_a_draft_asked_for_a_key_names_one_the_passages_give_for_the_question(
+        question: str, draft: str, misses: bool) -> None:
+    """Issue 37 (sets BO–BW): asked which key does something the documents give no key for, the small model
+    named a button, a click or a key of its own, and the draft passed as the documents' answer."""
+    failed = check_answer(draft, question, [KEYS], strict=True, answered=True, vouched=False)
+    assert ("misses_key" in failed.degenerate) is misses
+    if misses:
+        assert failed.fallback and failed.text.startswith(f"{NEAREST_LEAD}\n«")
+    assert "misses_key" not in check_answer(draft, question, [KEYS], strict=False).degenerate  # the local model's check

@@ -372,6 +372,41 @@ def _unbacked_yes(draft: Draft) -> bool:
     return coverage(draft.question, draft.fragments) < REFUSAL_OVERRULE_COVERAGE
 
 
+# A question that asks which key or key combination does something («Каким сочетанием клавиш…»).
+_ASKS_KEY = re.compile(r"(?<![\w-])как(?:ой|ая|ое|ие|им|ими|ую)\s+(?:[\w-]+\s+)?(?:клавиш|сочетани|комбинаци)",
+                       re.IGNORECASE)
+# A key as manuals name it: a combination («Shift+Ctrl+G»), a named key or a function key.
+_KEY = re.compile(r"(?<![\w-])(?:(?:(?:Ctrl|Alt|Shift|Meta|Super)\s*\+\s*)+\w+|Ctrl|Alt|Shift|Meta|Super|Esc|Escape"
+                  r"|Enter|Return|Tab|Home|End|PgUp|PgDn|Page\s*Up|Page\s*Down|Insert|Ins|Delete|Del|Backspace"
+                  r"|Space|F\d{1,2}|Пробел\w*|Ввод)(?![\w-])", re.IGNORECASE)
+# The question's words that ask for a key, not what it should do.
+_KEY_TERMS = frozenset({"клавиша", "сочетание", "комбинация", "горячий", "нажать", "какой"})
+
+
+def named_keys(text: str) -> set[str]:
+    """The keys a text names, lower-cased, a combination's parts in one order («ctrl+g+shift»)."""
+    return {"+".join(sorted(re.split(r"\s*\+\s*", m.group(0).lower()))) for m in _KEY.finditer(text)}
+
+
+def _misses_key(draft: Draft) -> bool:
+    """Asked which key does something, the draft names no key that a fragment sentence gives beside one of
+    the question's words.
+
+    «Какой клавишей в gbrainy перейти к следующей задаче?» got «Нажмите кнопку OK.», «Какое сочетание
+    клавиш в Tellico создаёт новую запись?» «Двойной щелчок по записи…», «…извлечь диск из привода?»
+    «Ctrl+P», which no passage names (BRU05, BWU04, BPU07: the documents name no such key). Over the runs
+    of sets BC–BX (548 distinct drafts, 15 answering such a question) it flags 6: five to silent questions
+    and one that named a menu where the help gives a key (BT007); the right keys (F11, «Пробел», Ctrl+Tab)
+    are the passages' own, beside the question's words. Checked for the local model only (`strict`).
+    """
+    if not draft.strict or not draft.fragments or not _ASKS_KEY.search(draft.question) or is_refusal(draft.body):
+        return False
+    named = named_keys(draft.body)
+    asked = term_set(draft.question) - _KEY_TERMS
+    return not any(named_keys(span.text) & named and term_set(span.text) & asked
+                   for fragment in draft.fragments for span in sentences(fragment))
+
+
 # A local draft most of whose sentences no fragment backs is not the documents' answer.
 MIN_BACKED_SHARE = 0.5
 
@@ -447,6 +482,7 @@ CHECKS: dict[str, Callable[[Draft], bool]] = {
     "negates": _negates,
     "contradicts": _contradicts,
     "unbacked_yes": _unbacked_yes,
+    "misses_key": _misses_key,
     "unsupported": _unsupported,
     "unfounded": _unfounded,
 }
