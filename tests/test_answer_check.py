@@ -650,6 +650,19 @@ def test_a_refusal_over_the_answering_passage_keeps_the_answers_lead_however_sur
     assert "invents" in invented.degenerate and invented.text.startswith(f"{NEAREST_LEAD}\n«")
 
 
+
+def test_a_loop_over_the_answering_passage_keeps_the_answers_lead_however_sure_the_judgment(
+        lexical_quotes: None) -> None:
+    """A draft that loops or slips into another language says nothing of the passages (BY016, held out:
+    «repetition» over the passage that answers, judged 0.89, read as «не нашёл»): its passages keep the
+    lead the judgment gave; only a draft that said what they do not (`INVENTING_CHECKS`) asks for surer odds."""
+    case = gimp_refusal("B024")
+    loop = "Выберите нужный инструмент на панели. " * 4
+    checked = check_answer(loop, case["question"], case["fragments"], answered=True, vouched=False)
+    assert checked.degenerate == ["repetition"] and checked.text.startswith(f"{EXTRACT_LEAD}\n«")
+    assert check_answer(loop, case["question"], case["fragments"], answered=False,
+                        vouched=False).text.startswith(f"{NEAREST_LEAD}\n«")
+
 # Cervisia's handbook in Russian (set BO, cervisia-handbook-ru.pdf, p. 5), adding files and folders.
 ADDING = ("Cervisia выполнит следующую команду cvs add имена файлов. Если операция завершится успешно, в колонке "
           "статуса для добавленных файлов отобразится «Добавлен в репозиторий». Чтобы фактически поместить файлы в "

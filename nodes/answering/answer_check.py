@@ -504,6 +504,11 @@ def degenerate(draft: Draft) -> list[str]:
     return [name for name, check in CHECKS.items() if check(draft)]
 
 
+# Checks a draft fails by saying what the passages do not (a command, a key, sentences or the question's
+# terms no fragment holds, a yes no sentence gives; nothing of them at all): after such a draft the passages
+# lead as the answer only at `vouched`. A loop, another language or an echo says nothing of the passages.
+INVENTING_CHECKS = frozenset({"invents", "unsupported", "unfounded", "misses_key", "unbacked_yes", "off_topic"})
+
 # Checks a draft fails by some of its sentences (a later one may fail alone); the others judge the whole
 # draft (a refusal, a scolding, another language, an answer to a question the documents do not answer).
 SENTENCE_CHECKS = frozenset({"invents", "unsupported", "too_long", "repetition", "negates"})
@@ -732,11 +737,11 @@ def check_answer(draft: str, question: str, fragments: list[str], *, searched: b
     names and numbers are the fragments' (a small local model's own knowledge shows in them), and keeps
     a failed draft's first sentences when they pass alone (`backed_lead`); `answered` is the model's
     judgment that the fragments answer (nodes/answering/answer_judge.py; None: `covers` decides);
-    `vouched` replaces it for the lead of a failed draft's passages: a draft that invented or said what
-    the passages do not back is a sign they do not answer, so the caller may ask the judgment to be surer
-    there. A refusal is no such sign (the small model refuses over the very passage that answers,
-    `_refused`): its passages keep `answered`; a yes where the passage says no (`_contradicts`) is a sign
-    that they answer. `sure`: the judgment is at the near band's odds (`_unfounded`).
+    `vouched` replaces it for the lead of a failed draft's passages when the draft invented or said what
+    the passages do not back (`INVENTING_CHECKS`): a sign they do not answer, so the caller may ask the
+    judgment to be surer there. A loop, another language or an echo is no such sign, nor a refusal
+    (the small model refuses over the very passage that answers, `_refused`): their passages keep
+    `answered`; a yes where the passage says no (`_contradicts`) is a sign that they answer. `sure`: the judgment is at the near band's odds (`_unfounded`).
     """
     text = complete_sentences(draft) if truncated else draft
     written = Draft(text, question, fragments, max_chars, strict, claimed_terms, answered, sure)
@@ -748,8 +753,10 @@ def check_answer(draft: str, question: str, fragments: list[str], *, searched: b
         return CheckedAnswer(text=citations.text, used=citations.used, degenerate=failed, trimmed=True,
                              citations_moved=citations.moved, citations_dropped=citations.dropped)
     if failed:
-        # A yes where the passage says no: the passage answers, with its no (`_contradicts`).
-        answers = True if "contradicts" in failed else answered if vouched is None or "refused" in failed else vouched
+        # A yes where the passage says no: the passage answers, with its no (`_contradicts`). A draft that
+        # said what the passages do not is a sign they do not answer: only the surer odds lead them so.
+        inventing = vouched is not None and "refused" not in failed and bool(INVENTING_CHECKS.intersection(failed))
+        answers = True if "contradicts" in failed else vouched if inventing else answered
         extract = extractive_answer(question, fragments, lead, nearest_lead, answers) if fragments else Extract(text="")
         if extract.text:
             return CheckedAnswer(text=extract.text, used=extract.used, degenerate=failed, fallback=True)

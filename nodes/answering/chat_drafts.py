@@ -361,10 +361,10 @@ def local_checked(reply: LLMReply | str, question: str, fragments: list[Fragment
     """A local model's draft checked (its length too), then the passage that backs it quoted — for a
     plan's synthesis as for one answer: a small model's long or vague draft is not shown alone.
 
-    `judged`: the model's odds that the passages answer (None: not asked). Past a draft that failed other
-    than by refusing, the passages lead as the answer only at `local_fallback_judge`: a silent question
-    whose passages the judgment let through gets a draft from the model's own knowledge, which the checks
-    catch."""
+    `judged`: the model's odds that the passages answer (None: not asked). Past a draft that said what they
+    do not (`INVENTING_CHECKS`), the passages lead as the answer only at `local_fallback_judge`: a silent
+    question whose passages the judgment let through gets a draft from the model's own knowledge, which the
+    checks catch."""
     checked = pipeline.check(reply, question, fragments, searched=searched, max_chars=settings.local_answer_max_chars,
                              strict=settings.local_answer_strict, claimed_terms=settings.local_unfounded_terms,
                              answered=answered(judged, settings),
