@@ -249,6 +249,12 @@ Sets (nothing here edits a set):
   into one HTML fragment and converted into one Markdown file by kramdown; both committed in bench/sets/docs/ and
   ingested as files), each with 10 unanswerable ones: written on 2026-11-29 after BY and BZ, held out, with `facts` as
   AI and AJ.
+* ``nmap``, ``xxkb`` — sets CC and CD (bench/sets/nmap_man_odt_ru.json: 20 questions over six sections of the Russian
+  manual page of Nmap, the network exploration tool and port scanner, read by pandoc's man reader into one HTML page and
+  written as one ODT by Qt's own ODF writer; bench/sets/xxkb_readme_docx_ru.json: 20 questions over the Russian README
+  of xxkb, an indicator and switcher of keyboard layouts for X11, decoded from KOI8-R and written as one DOCX by
+  python-docx; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on
+  2026-11-29 after CA and CB, held out, with `facts` as AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -311,7 +317,8 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "kbruch", "kmines", "ktouch", "skanlite", "fileroller", "brasero", "boxes", "totem",
              "ghex", "knights", "rocs", "kmenuedit", "kalzium", "zenity", "epiphany", "kmix",
              "dejadup", "umbrello", "cervisia", "soundjuicer", "kwave", "gbrainy", "skrooge", "cheese",
-             "konversation", "gucharmap", "tellico", "kgeography", "glade", "kiten", "inkscape", "mkvextract")
+             "konversation", "gucharmap", "tellico", "kgeography", "glade", "kiten", "inkscape", "mkvextract",
+             "nmap", "xxkb")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -617,6 +624,8 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
                                             "inkscape_tutorial_epub_silent_ru.json"),
         "mkvextract": lambda: load_needle_set("mkvextract_man_md_ru.json", "mkvextract",
                                               "mkvextract_man_md_silent_ru.json"),
+        "nmap": lambda: load_needle_set("nmap_man_odt_ru.json", "nmap", "nmap_man_odt_silent_ru.json"),
+        "xxkb": lambda: load_needle_set("xxkb_readme_docx_ru.json", "xxkb", "xxkb_readme_docx_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
