@@ -104,3 +104,12 @@ def test_text_written_straight_into_a_div_is_kept() -> None:
               "<div><p>Абзац в своём блоке.</p></div></body></html>").encode()
     assert chapter_blocks(markup) == [("Глава 2", 1), ("Малину подвязывают к шпалере весной.", 0),
                                       ("Абзац в своём блоке.", 0)]
+
+
+def test_a_line_break_inside_a_paragraph_parts_its_words() -> None:
+    """«строка<br/>строка» is two lines as the book prints it; read as text alone the words glued."""
+    markup = (DECLARATION + '<html xmlns="http://www.w3.org/1999/xhtml"><body>'
+              "<p>Выкопать яму.<br/>Полить обильно.</p></body></html>").encode()
+    assert chapter_blocks(markup) == [("Выкопать яму. Полить обильно.", 0)]
+    plain = "<html><body><div>Выкопать яму<br>Полить</div></body></html>".encode()
+    assert chapter_blocks(plain) == [("Выкопать яму Полить", 0)]

@@ -85,3 +85,12 @@ def test_the_paragraphs_of_one_table_cell_stay_separate_words(tmp_path: Path) ->
             "</table:table-row></table:table>")
     doc = FORMAT.parse(Upload.open(_odt(tmp_path / "c.odt", body, None), "c.odt", None))
     assert doc.text == "Сроки | Май Июнь"
+
+
+def test_spaces_tabs_and_line_breaks_written_as_elements_part_words(tmp_path: Path) -> None:
+    """«Один<text:s/>два»: WordGrinder writes every space so, LibreOffice a run of spaces, a tab and a
+    line break inside a paragraph; read as text alone they glued the words on both sides."""
+    body = ("<text:p>Выкопать<text:s/>яму<text:s text:c=\"3\"/>глубиной<text:tab/>40 см."
+            "<text:line-break/>Полить<!-- примечание --> обильно.</text:p>")
+    doc = FORMAT.parse(Upload.open(_odt(tmp_path / "s.odt", body, None), "s.odt", None))
+    assert doc.text == "Выкопать яму глубиной 40 см. Полить обильно."

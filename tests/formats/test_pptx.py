@@ -53,3 +53,10 @@ def test_pptx_is_claimed_by_its_presentation_part(tmp_path: Path) -> None:
     path = _pptx(tmp_path / "slides.bin", {1: _slide(["<a:r><a:t>x</a:t></a:r>"])})
     assert detect(Upload.open(path, "slides.bin", None)) is FORMAT
     assert FORMAT.extensions == frozenset({".pptx"}) and FORMAT.signatures == frozenset({"zip"})
+
+
+def test_a_line_break_inside_a_paragraph_parts_its_words(tmp_path: Path) -> None:
+    slides = {1: _slide(["<a:r><a:t>Тема</a:t></a:r>"], ["<a:r><a:t>Первая строка</a:t></a:r><a:br/>"
+                                                        "<a:r><a:t>вторая строка</a:t></a:r>"])}
+    doc = FORMAT.parse(Upload.open(_pptx(tmp_path / "br.pptx", slides), "br.pptx", None))
+    assert doc.text.split("\n\n") == ["Слайд 1: Тема", "Первая строка вторая строка"]

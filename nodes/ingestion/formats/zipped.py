@@ -57,8 +57,29 @@ def xml(archive: zipfile.ZipFile, part: str) -> etree._Element:
     return etree.fromstring(archive.read(part), XML_PARSER)
 
 
+# Empty elements that stand for white space: OpenDocument's spaces, tabs and line breaks («Один<text:s/>два»
+# is two words; WordGrinder writes every space so), XHTML's and DrawingML's line breaks.
+XHTML = "http://www.w3.org/1999/xhtml"
+SPACES = frozenset({f"{{{NS['text']}}}s", f"{{{NS['text']}}}tab", f"{{{NS['text']}}}line-break",
+                    f"{{{XHTML}}}br", "br", f"{{{NS['a']}}}br"})
+
+
 def text_of(element: etree._Element) -> str:
-    return " ".join("".join(element.itertext()).split())
+    """The element's text as `itertext` reads it (no comment's or instruction's own text, an unexpanded
+    entity as written), with the space elements as spaces, collapsed to single spaces."""
+    pieces: list[str] = []
+
+    def walk(node: etree._Element) -> None:
+        if node.tag in SPACES:
+            pieces.append(" ")
+        elif isinstance(node.tag, str) or node.tag is etree.Entity:
+            pieces.append(node.text or "")
+        for child in node:
+            walk(child)
+            pieces.append(child.tail or "")
+
+    walk(element)
+    return " ".join("".join(pieces).split())
 
 
 def first(root: etree._Element, path: str) -> str | None:
