@@ -215,13 +215,13 @@ class AnsweringSettings(BaseModel):
     local_fallback_judge: float = Field(
         default=0.9,
         description=("After a local draft failed the answer checks by saying what the passages do not (a command, a "
-                     "key, sentences or the question's terms no fragment holds: answer_check.py `INVENTING_CHECKS`), "
-                     "its passages are led as the documents' answer only at or above this probability of «да» "
-                     "(below it, as the nearest): a draft from the model's own knowledge is a sign they do not "
-                     "answer. Over the development "
-                     "runs of sets BC–BX, at 0.7 the passages of 8 silent questions were led as the answer after "
-                     "such a draft (judged 0.71–0.87), and of 5 answerable ones whose passage held the fact "
-                     "(0.71–0.88); none was judged 0.9 or more (bench/README.md, «Whether the passages answer»)."),
+                     "key, sentences, a yes or the question's terms no fragment holds: answer_check.py "
+                     "`INVENTING_CHECKS`), its passages are led as the documents' answer only at or above this "
+                     "probability of «да» (below it, as the nearest): a draft from the model's own knowledge is a "
+                     "sign they do not answer. Over the development runs of sets BC–BX, at 0.7 the passages of 8 "
+                     "silent questions were led as the answer after such a draft (judged 0.71–0.87), and of 5 "
+                     "answerable ones whose passage held the fact (0.71–0.88); none was judged 0.9 or more "
+                     "(bench/README.md, «Whether the passages answer»)."),
     )
     local_prompt_style: Literal["short", "full", "exact"] = Field(
         default="short", description="Rules of the answer template for the local model (prompts/answer_parts.yaml)."

@@ -741,7 +741,8 @@ def check_answer(draft: str, question: str, fragments: list[str], *, searched: b
     the passages do not back (`INVENTING_CHECKS`): a sign they do not answer, so the caller may ask the
     judgment to be surer there. A loop, another language or an echo is no such sign, nor a refusal
     (the small model refuses over the very passage that answers, `_refused`): their passages keep
-    `answered`; a yes where the passage says no (`_contradicts`) is a sign that they answer. `sure`: the judgment is at the near band's odds (`_unfounded`).
+    `answered`; a yes where the passage says no (`_contradicts`) is a sign that they answer. `sure`: the
+    judgment is at the near band's odds (`_unfounded`).
     """
     text = complete_sentences(draft) if truncated else draft
     written = Draft(text, question, fragments, max_chars, strict, claimed_terms, answered, sure)
