@@ -122,6 +122,25 @@ def test_meaning_reorders_the_lexically_best_sentences() -> None:
     assert quote.fragment == 2 and quote.text == fragments[1]
 
 
+def test_a_sentence_is_read_by_meaning_as_it_would_be_quoted_not_with_the_one_before() -> None:
+    # Set BD (Totem's help): read with the sentence before it, «Сделайте это…» carried the brightness
+    # sentence's meaning, and its quote left the brightness out.
+    answer = "Этот параметр позволяет настроить Яркость, Контрастность, Насыщенность или Оттенок видео."
+    after = "Сделайте это, переместив соответствующие ползунки."
+    last = "Вы можете вернуться к первоначальным настройкам."
+    fragments = [f"{answer} {after} {last}"]
+    how = Choice(following=1, second_ratio=2.0, meaning_weight=2.0, meaning_pool=8)
+    read: list[str] = []
+
+    def alike(question: str, texts: list[str]) -> list[float]:
+        read.extend(texts)
+        return [0.9 if "Яркость" in text else 0.1 for text in texts]  # a stand-in for the embeddings
+
+    [quote] = choose("Где ползунки, чтобы картинка стала светлее?", fragments, None, how, alike)
+    assert quote.text == f"{answer} {after}"
+    assert sorted(read) == sorted([f"{answer} {after}", f"{after} {last}", last])
+
+
 def test_the_meaning_selector_reads_the_store_model(monkeypatch: pytest.MonkeyPatch) -> None:
     import nodes.answering.quote
 
@@ -133,7 +152,7 @@ def test_the_meaning_selector_reads_the_store_model(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(nodes.answering.quote, "embedded_similarity", recorded)
     select_quote("Чем подкормить малину весной?", [SPRING, AUTUMN], selector="meaning")
-    [(question, windows)] = calls  # one call for the pool: each sentence read with its neighbours
+    [(question, windows)] = calls  # one call for the pool: each sentence read as it would be quoted
     assert question == "Чем подкормить малину весной?" and SPRING in windows
 
 

@@ -5,7 +5,8 @@ for word, so a local answer ends with a short quote from the fragment that backs
 the checks is replaced by quotes alone (nodes/answering/answer_check.py). Each way of choosing is a named
 entry of `SELECTORS`. The first evidence is lexical: the content lemmas of the question and of the draft
 (nodes/retrieval/lexical.py). Words miss what a user says differently from the manual, so the `meaning`
-selector re-orders the best few sentences by embedding similarity to the question.
+selector re-orders the best few sentences by embedding similarity to the question, each read as it would
+be quoted.
 Figures: bench/README.md, «Which passage to quote» (bench.quote_eval).
 """
 
@@ -56,7 +57,7 @@ class Choice:
     max_chars: int = 450  # all quotes together
     each_chars: int | None = None  # one quote (None: max_chars)
     second_ratio: float = 0.8  # a second fragment is quoted when its best sentence scores this share of the best
-    meaning_weight: float = 0.0  # weight of the embedding similarity of a sentence (with its neighbours)
+    meaning_weight: float = 0.0  # weight of the embedding similarity of a sentence (as it would be quoted)
     meaning_pool: int = 8  # how many of the lexically best sentences are re-ordered by meaning
     beside_answer: int = 1  # quotes shown under a model's answer (an extractive answer shows all)
 
@@ -181,10 +182,20 @@ def _candidates(question: str, per_fragment: list[list[Sentence]]) -> tuple[set[
     return term_lines, candidates
 
 
-def _window(sentence: Sentence, per_fragment: list[list[Sentence]]) -> str:
+def _window(sentence: Sentence, per_fragment: list[list[Sentence]], before: int = 1, after: int = 1) -> str:
     """A sentence read with its neighbours (and its heading), as its meaning is embedded."""
-    around = per_fragment[sentence.fragment - 1][max(0, sentence.index - 1):sentence.index + 2]
+    around = per_fragment[sentence.fragment - 1][max(0, sentence.index - before):sentence.index + 1 + after]
     return headed(sentence) + " ".join(n.text for n in around)
+
+
+def _as_quoted(sentence: Sentence, per_fragment: list[list[Sentence]], how: Choice) -> str:
+    """A sentence read as its quote would run: its heading, itself and the sentences quoted after it.
+
+    Read with the sentence before it too, a sentence right after the answer carried the answer's
+    meaning while its quote left the answer out («Сделайте это, переместив…» quoted for «Этот параметр
+    позволяет настроить Яркость…»): over the 483 development searches of BC–CB, fact and cited
+    78 % → 83 % (bench/README.md, «Which passage to quote»)."""
+    return _window(sentence, per_fragment, before=0, after=how.following)
 
 
 def _lexical_scores(question: str, candidates: list[Sentence], answer: str | None,
@@ -204,23 +215,22 @@ def _lexical_scores(question: str, candidates: list[Sentence], answer: str | Non
     return {(s.fragment, s.index): lexical(s) for s in candidates}
 
 
-def _meaning_pool(candidates: list[Sentence], scores: dict[tuple[int, int], float],
-                  per_fragment: list[list[Sentence]], how: Choice) -> tuple[list[Sentence], list[str]]:
-    """The lexically best sentences a selector reads by meaning, and their windows as embedded."""
-    pool = sorted(candidates, key=lambda s: (-scores[s.fragment, s.index], s.fragment, s.index))[:how.meaning_pool]
-    return pool, [_window(s, per_fragment) for s in pool]
+def _meaning_pool(candidates: list[Sentence], scores: dict[tuple[int, int], float], how: Choice) -> list[Sentence]:
+    """The lexically best sentences a selector reads by meaning."""
+    return sorted(candidates, key=lambda s: (-scores[s.fragment, s.index], s.fragment, s.index))[:how.meaning_pool]
 
 
 def nearest_meaning(question: str, fragments: Sequence[str], similarity: Similarity | None = None) -> float:
     """How near in meaning the fragments come to the question: the largest embedding similarity of
-    the question to the passages the `meaning` selector reads (its lexically best sentences, each with
-    its neighbours — the same texts, so a turn embeds them once); 0 with none."""
+    the question to the lexically best sentences of the `meaning` selector, each read with the
+    sentences on either side (the texts `covers`' threshold was measured on); 0 with none."""
     how = SELECTORS["meaning"]
     per_fragment = split(fragments)
     _, candidates = _candidates(question, per_fragment)
     if not candidates:
         return 0.0
-    _, windows = _meaning_pool(candidates, _lexical_scores(question, candidates, None, how), per_fragment, how)
+    pool = _meaning_pool(candidates, _lexical_scores(question, candidates, None, how), how)
+    windows = [_window(s, per_fragment) for s in pool]
     return max(float(v) for v in (similarity or embedded_similarity)(question, windows))
 
 
@@ -234,8 +244,9 @@ def choose(question: str, fragments: Sequence[str], answer: str | None, how: Cho
         return []
     scores = _lexical_scores(question, candidates, answer, how)
     if how.meaning_weight:
-        pool, windows = _meaning_pool(candidates, scores, per_fragment, how)
-        for sentence, alike in zip(pool, (similarity or embedded_similarity)(question, windows), strict=True):
+        pool = _meaning_pool(candidates, scores, how)
+        read = [_as_quoted(s, per_fragment, how) for s in pool]
+        for sentence, alike in zip(pool, (similarity or embedded_similarity)(question, read), strict=True):
             scores[sentence.fragment, sentence.index] += how.meaning_weight * float(alike)
         candidates = pool
 
@@ -276,7 +287,7 @@ SELECTORS: dict[str, Choice] = {
     # The same, with the draft answer's own words pointing at the sentence it drew on.
     "answer-backed": Choice(rank_step=0.05, answer_weight=2.0, following=2, max_chars=600),
     # The same, the best eight re-ordered by meaning (the question's embedding against each sentence
-    # read with its neighbours), and the best passages of two fragments, three sentences after each.
+    # read as it would be quoted), and the best passages of two fragments, three sentences after each.
     # Sixteen, weight 3 or 4, a second passage at 0.7–0.75: no better over three groups of questions
     # (bench/README.md, «Which passage to quote»).
     "meaning": Choice(rank_step=0.05, answer_weight=2.0, following=3, max_chars=1200, each_chars=600,
