@@ -255,6 +255,13 @@ Sets (nothing here edits a set):
   of xxkb, an indicator and switcher of keyboard layouts for X11, decoded from KOI8-R and written as one DOCX by
   python-docx; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on
   2026-11-29 after CA and CB, held out, with `facts` as AI and AJ.
+* ``filelight``, ``ksystemlog`` — sets CE and CF (bench/sets/filelight_handbook_pptx_ru.json: 20 questions over the
+  whole Russian handbook of Filelight, KDE's disk usage viewer, built from its DocBook into one HTML page, laid out as
+  the slides of a flat OpenDocument presentation and saved as one PPTX by LibreOffice Impress;
+  bench/sets/ksystemlog_handbook_rtf_ru.json: 20 questions over the whole Russian handbook of KSystemLog, KDE's system
+  log viewer, built from its DocBook into one HTML page, written as LaTeX by pandoc and converted into one RTF file by
+  latex2rtf; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on
+  2026-11-29 after CC and CD, held out, with `facts` as AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -318,7 +325,7 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "ghex", "knights", "rocs", "kmenuedit", "kalzium", "zenity", "epiphany", "kmix",
              "dejadup", "umbrello", "cervisia", "soundjuicer", "kwave", "gbrainy", "skrooge", "cheese",
              "konversation", "gucharmap", "tellico", "kgeography", "glade", "kiten", "inkscape", "mkvextract",
-             "nmap", "xxkb")
+             "nmap", "xxkb", "filelight", "ksystemlog")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -626,6 +633,10 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
                                               "mkvextract_man_md_silent_ru.json"),
         "nmap": lambda: load_needle_set("nmap_man_odt_ru.json", "nmap", "nmap_man_odt_silent_ru.json"),
         "xxkb": lambda: load_needle_set("xxkb_readme_docx_ru.json", "xxkb", "xxkb_readme_docx_silent_ru.json"),
+        "filelight": lambda: load_needle_set("filelight_handbook_pptx_ru.json", "filelight",
+                                             "filelight_handbook_pptx_silent_ru.json"),
+        "ksystemlog": lambda: load_needle_set("ksystemlog_handbook_rtf_ru.json", "ksystemlog",
+                                              "ksystemlog_handbook_rtf_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
