@@ -182,6 +182,16 @@ def test_a_russian_question_is_not_answered_with_english_prose() -> None:
     assert "release the mouse" not in quotes[0].text and "Press the Ctrl" not in quotes[0].text
 
 
+def test_a_command_line_is_quoted_after_the_sentence_that_introduces_it() -> None:
+    # Epiphany's help (set BK): the command, then the sentence that answers whether it works on Debian.
+    fragment = ("Чтобы добавить сертификат, выполните следующую команду для его импорта:\n\n"
+                "$ sudo trust anchor /home/user/Downloads/certificate.crt\n\n"
+                "К сожалению, это не будет работать на системах на базе Debian, таких как Ubuntu.")
+    [quote] = choose("Сработает ли импорт сертификата командой trust anchor в Debian?", [fragment], None,
+                     Choice(following=2, max_chars=1200))
+    assert "sudo trust anchor" in quote.text and "не будет работать на системах на базе Debian" in quote.text
+
+
 def test_english_prose_is_quoted_when_nothing_else_is_there() -> None:
     english = FREE_SELECT.split(" В режиме")[0]
     assert choose("Как замкнуть выделение?", [english], None, Choice())

@@ -152,7 +152,7 @@ def headed(sentence: Sentence) -> str:
     return f"{sentence.term}: " + (f"{sentence.lead} " if len(sentence.lead) <= MAX_LEAD_CHARS else "… ")
 
 
-_LATIN_WORD = re.compile(r"\b[a-z]{3,}\b", re.IGNORECASE)
+_LATIN_WORD = re.compile(r"[a-z]{3,}[.,;:!?)»]*", re.IGNORECASE)  # a word standing alone, as prose writes it
 _CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
 _LETTER = re.compile(r"[^\W\d_]")
 
@@ -160,9 +160,12 @@ _LETTER = re.compile(r"[^\W\d_]")
 def foreign(text: str) -> bool:
     """A sentence of another language's prose (a manual's untranslated paragraph): five Latin words
     or more and under a quarter of its letters Cyrillic. A Russian question is not answered by a
-    quote the user may not read; a line of code (short tokens) is not prose and stays."""
+    quote the user may not read. A line of code is not prose and stays: its words are short, or parts
+    of a path or an option («$ sudo trust anchor /home/user/Downloads/certificate.crt», set BK's answer
+    to whether the command works on Debian, which the quote then left out)."""
     letters = len(_LETTER.findall(text))
-    return len(_LATIN_WORD.findall(text)) >= 5 and len(_CYRILLIC.findall(text)) < 0.25 * max(letters, 1)
+    prose = sum(1 for token in text.split() if _LATIN_WORD.fullmatch(token))
+    return prose >= 5 and len(_CYRILLIC.findall(text)) < 0.25 * max(letters, 1)
 
 
 def clip(text: str, limit: int) -> str:
