@@ -262,6 +262,12 @@ Sets (nothing here edits a set):
   log viewer, built from its DocBook into one HTML page, written as LaTeX by pandoc and converted into one RTF file by
   latex2rtf; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on
   2026-11-29 after CC and CD, held out, with `facts` as AI and AJ.
+* ``kget``, ``minuet`` — sets CG and CH (bench/sets/kget_handbook_txt_ru.json: 20 questions over the whole Russian
+  handbook of KGet, KDE's download manager, built from its DocBook into one HTML page and dumped as one plain text file
+  by Lynx; bench/sets/minuet_handbook_html_ru.json: 20 questions over the whole Russian handbook of Minuet, KDE's music
+  education program, built into one HTML page, written as CommonMark by pandoc and converted into one HTML page by
+  cmark; both committed in bench/sets/docs/ and ingested as files), each with 10 unanswerable ones: written on
+  2026-11-29 after CE and CF, held out, with `facts` as AI and AJ.
 * ``debian`` — bench/datasets.py's Debian FAQ set (161 questions: FAQ questions and section
   headings of the Russian Debian FAQ and aptitude manual). The passages of each source file
   are joined back into one text file and ingested; a chunk holds the answer when at least
@@ -325,7 +331,7 @@ SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer", "metapost", "
              "ghex", "knights", "rocs", "kmenuedit", "kalzium", "zenity", "epiphany", "kmix",
              "dejadup", "umbrello", "cervisia", "soundjuicer", "kwave", "gbrainy", "skrooge", "cheese",
              "konversation", "gucharmap", "tellico", "kgeography", "glade", "kiten", "inkscape", "mkvextract",
-             "nmap", "xxkb", "filelight", "ksystemlog")
+             "nmap", "xxkb", "filelight", "ksystemlog", "kget", "minuet")
 # What the benches ask when no set is named: the sets as they were before metapost and doublecmd.
 DEFAULT_SET_NAMES = ("texlive", "gimp", "debian", "libreoffice", "writer")
 OWNERS = {name: 8_000_000 + i for i, name in enumerate(SET_NAMES)}
@@ -637,6 +643,9 @@ def load_sets(names: Iterable[str], with_distractors: bool = False) -> list[Eval
                                              "filelight_handbook_pptx_silent_ru.json"),
         "ksystemlog": lambda: load_needle_set("ksystemlog_handbook_rtf_ru.json", "ksystemlog",
                                               "ksystemlog_handbook_rtf_silent_ru.json"),
+        "kget": lambda: load_needle_set("kget_handbook_txt_ru.json", "kget", "kget_handbook_txt_silent_ru.json"),
+        "minuet": lambda: load_needle_set("minuet_handbook_html_ru.json", "minuet",
+                                          "minuet_handbook_html_silent_ru.json"),
     }
     return [loaders[name]() for name in names]
 
